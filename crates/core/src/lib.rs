@@ -1,0 +1,22 @@
+//! # routeval-core
+//!
+//! The types every routeval crate shares, and nothing else: no IO, no metrics.
+//!
+//! * [`error`]: [`Error`] and [`Location`], a typed error that names the input (file or
+//!   `<stdin>`) and the 1-based line where a problem was found, so every front end can print
+//!   one line `FILE:LINE: problem`.
+//! * [`accum`]: the [`Accumulator`] trait that every aggregate in the workspace implements,
+//!   so partial results computed on shards (threads with rayon, or machines) merge into the
+//!   result of one pass. Counts merge exactly; float sums merge within 1e-12 relative.
+//! * [`labels`]: the label vocabularies shared across benchmarks: CommonRouterBench capability
+//!   [`Tier`]s and GQR-Bench [`Domain`]s with their integer labels.
+//!
+//! **Architecture invariant:** this crate does no IO and depends on no other routeval crate.
+
+pub mod accum;
+pub mod error;
+pub mod labels;
+
+pub use accum::{Accumulator, Count, Mean, Sum};
+pub use error::{Error, Location, Result};
+pub use labels::{Domain, Tier};
