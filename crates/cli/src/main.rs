@@ -1,9 +1,15 @@
-//! The `routeval` command-line tool.
+//! The `routeval` command-line tool: one binary for every routeval evaluation.
+//!
+//! Each subcommand lives in its own module and returns a [`common::CmdResult`]; `main` turns
+//! it into the exit status (see [`common`] for the conventions).
+
+mod common;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Evaluate LLM routers and retrievers.
+/// Evaluate LLM routers and retrievers: trec_eval-exact IR measures, RAG quality,
+/// query-routed metrics, tier routing (CommonRouterBench) and guarded query routing (GQR-Bench).
 #[derive(Debug, Parser)]
 #[command(name = "routeval", version, about, long_about = None)]
 struct Cli {
@@ -16,5 +22,6 @@ enum Command {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    let result: common::CmdResult = match cli.command {};
+    common::finish(result)
 }

@@ -1,0 +1,107 @@
+//! Conventions shared by every subcommand: inputs (`-` = stdin), outputs (`-o/--output`),
+//! errors (one stderr line) and exit statuses.
+//!
+//! Exit statuses: 0 ok; 2 bad input or usage; 3 a `--strict` quality gate failed. (`rag`
+//! keeps rag-quality-check's 1 for input errors; it maps its own errors.)
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status: success.
+pub(crate) const EXIT_OK: u8 = 0;
+/// Exit status: bad input or usage.
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status: a `--strict` quality gate failed.
+pub(crate) const EXIT_STRICT: u8 = 3;
+
+/// A failed subcommand: what to print on stderr (one line) and the exit status.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) status: u8,
+}
+
+impl Failure {
+    /// Bad input or usage (exit 2).
+    pub(crate) fn bad_input(message: impl std::fmt::Display) -> Self {
+        Failure {
+            message: message.to_string(),
+            status: EXIT_BAD_INPUT,
+        }
+    }
+}
+
+impl From<routeval_core::Error> for Failure {
+    fn from(e: routeval_core::Error) -> Self {
+        Failure::bad_input(e)
+    }
+}
+
+/// The result of a subcommand: `Ok(status)` or a [`Failure`].
+pub(crate) type CmdResult = Result<u8, Failure>;
+
+/// Turn a subcommand result into the process exit code, printing a failure's one line.
+pub(crate) fn finish(result: CmdResult) -> ExitCode {
+    match result {
+        Ok(status) => ExitCode::from(status),
+        Err(f) => {
+            // One line: collapse any newline the message may carry.
+            let line = f.message.replace('\n', " ");
+            let _ = writeln!(io::stderr(), "error: {line}");
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+/// The name to use for `path` in messages: `<stdin>` for `-`.
+pub(crate) fn display_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Open `path` for reading, `-` meaning stdin; errors name the file.
+pub(crate) fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, Failure> {
+    if path == Path::new("-") {
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, io::stdin())));
+    }
+    let f = File::open(path)
+        .map_err(|e| Failure::bad_input(format!("{}: cannot open: {e}", path.display())))?;
+    Ok(Box::new(BufReader::with_capacity(1 << 20, f)))
+}
+
+/// Read the whole of `path` (`-` = stdin) into memory; errors name the file.
+pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    if path == Path::new("-") {
+        io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::bad_input(format!("<stdin>: cannot read: {e}")))?;
+    } else {
+        buf = std::fs::read(path)
+            .map_err(|e| Failure::bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    }
+    Ok(buf)
+}
+
+/// Write what would be printed: to `output` when given (`-o/--output PATH`), else stdout.
+pub(crate) fn emit(output: Option<&PathBuf>, bytes: &[u8]) -> Result<(), Failure> {
+    match output {
+        Some(path) if path != Path::new("-") => std::fs::write(path, bytes)
+            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", path.display()))),
+        _ => {
+            let stdout = io::stdout();
+            let mut lock = stdout.lock();
+            match lock.write_all(bytes).and_then(|()| lock.flush()) {
+                Ok(()) => Ok(()),
+                // A closed pipe (`| head`) is not an error worth reporting.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(Failure::bad_input(format!("<stdout>: cannot write: {e}"))),
+            }
+        }
+    }
+}
