@@ -349,6 +349,13 @@ impl Locator<'_> {
     }
 }
 
+/// The number of the last line of `buf` (1 for an empty buffer).
+fn last_line(buf: &[u8]) -> u64 {
+    let n = memchr_iter(b'\n', buf).count() as u64;
+    let partial = u64::from(!buf.is_empty() && buf[buf.len() - 1] != b'\n');
+    (n + partial).max(1)
+}
+
 /// 1-based line number of byte offset `pos`.
 fn line_of(buf: &[u8], pos: usize) -> u64 {
     memchr_iter(b'\n', &buf[..pos.min(buf.len())]).count() as u64 + 1
@@ -641,7 +648,7 @@ pub fn evaluate_bytes(
     }
     if chunks.iter().map(|c| c.records).sum::<u64>() == 0 {
         return Err(Error::input(
-            Location::at_line(run_source, line_of(run, run.len()).max(1)),
+            Location::at_line(run_source, last_line(run)),
             "empty run file (no result lines)",
         ));
     }
