@@ -174,10 +174,17 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             "QRELS and RUN cannot both be stdin ('-')",
         ));
     }
-    let qrels_bytes = read_all(&args.qrels)?;
-    let qrels = Qrels::from_bytes(&qrels_bytes, &qrels_name)?;
-    drop(qrels_bytes);
-    let run_bytes = read_all(&args.run)?;
+    // Read the run while the qrels are parsed.
+    let (qrels, run_bytes) = std::thread::scope(|s| {
+        let run_reader = s.spawn(|| read_all(&args.run));
+        let qrels = read_all(&args.qrels).and_then(|b| Ok(Qrels::from_bytes(&b, &qrels_name)?));
+        let run = run_reader
+            .join()
+            .unwrap_or_else(|_| Err(Failure::bad_input("reading the run failed")));
+        (qrels, run)
+    });
+    let qrels = qrels?;
+    let run_bytes = run_bytes?;
     let ev = trec::evaluate_bytes(&qrels, &run_bytes, &run_name, &opts, &qrels_name)?;
     drop(run_bytes);
     let out = if args.json {

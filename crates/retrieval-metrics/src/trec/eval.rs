@@ -9,7 +9,7 @@
 //! per-query values sequentially in qrels order, as trec_eval does, so it is bit-identical.
 
 use super::measures as m;
-use super::parse::{IdMap, Qrels, QueryQrels, Run, is_skippable, parse_run_line};
+use super::parse::{Qrels, QueryQrels, Run, hash_id, is_skippable, line_chunks, parse_run_line};
 use super::rank::{JudgedRanking, ScoredDoc, rank_by_score};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
 use memchr::{memchr, memchr_iter};
@@ -250,24 +250,90 @@ enum QueryError {
     },
 }
 
+#[derive(Clone, Copy, Default)]
+struct Slot<'a> {
+    generation: u32,
+    rel: Option<i32>,
+    hash: u64,
+    docno: &'a [u8],
+    /// Position of the retrieved document with this docno, plus one (0 = not retrieved yet).
+    seen: u64,
+}
+
+/// A per-query open-addressing table: docno -> (qrels value, already retrieved?). It joins the
+/// ranking with the judgments and detects duplicate documents in one pass.
+#[derive(Default)]
+struct DocTable<'a> {
+    slots: Vec<Slot<'a>>,
+    generation: u32,
+}
+
+impl<'a> DocTable<'a> {
+    fn reset(&mut self, n: usize) {
+        let want = (n * 2).next_power_of_two().max(16);
+        if self.slots.len() < want {
+            self.slots = vec![Slot::default(); want];
+            self.generation = 0;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| s.generation = 0);
+            self.generation = 1;
+        }
+    }
+
+    /// The slot of `docno`, inserted with `rel` when absent.
+    #[inline]
+    fn entry(&mut self, docno: &'a [u8], rel: Option<i32>) -> &mut Slot<'a> {
+        let mask = self.slots.len() - 1;
+        let h = hash_id(docno);
+        let mut i = h as usize & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.generation != self.generation {
+                self.slots[i] = Slot {
+                    generation: self.generation,
+                    rel,
+                    hash: h,
+                    docno,
+                    seen: 0,
+                };
+                return &mut self.slots[i];
+            }
+            if s.hash == h && s.docno == docno {
+                return &mut self.slots[i];
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
 #[derive(Default)]
 struct Scratch<'a> {
     judged: JudgedRanking,
-    seen: IdMap<&'a [u8], u64>,
+    table: DocTable<'a>,
+    rels: Vec<Option<i32>>,
 }
 
 fn evaluate_docs<'a>(
     qid: &[u8],
     docs: &mut Vec<Doc<'a>>,
-    qq: &QueryQrels,
+    qq: &'a QueryQrels,
     opts: &EvalOptions,
     scratch: &mut Scratch<'a>,
 ) -> Result<QueryResult, QueryError> {
     rank_by_score(docs);
     docs.truncate(opts.max_docs_per_topic);
-    scratch.seen.clear();
+    let table = &mut scratch.table;
+    table.reset(qq.len() + docs.len());
+    for i in 0..qq.len() {
+        table.entry(qq.docno(i), Some(qq.rel_at(i)));
+    }
+    scratch.rels.clear();
     for d in docs.iter() {
-        if let Some(prev) = scratch.seen.insert(d.docno, d.pos) {
+        let slot = table.entry(d.docno, None);
+        if slot.seen != 0 {
+            let prev = slot.seen - 1;
             let (first, second) = if prev <= d.pos {
                 (prev, d.pos)
             } else {
@@ -279,6 +345,8 @@ fn evaluate_docs<'a>(
                 second,
             });
         }
+        slot.seen = d.pos + 1;
+        scratch.rels.push(slot.rel);
     }
     if let Some((docno, line)) = qq.duplicate() {
         return Err(QueryError::QrelsDup {
@@ -286,8 +354,8 @@ fn evaluate_docs<'a>(
             line,
         });
     }
-    scratch.judged.fill(
-        docs.iter().map(|d| d.docno),
+    scratch.judged.fill_rels(
+        scratch.rels.iter().copied(),
         qq,
         opts.relevance_level,
         opts.judged_only,
@@ -503,7 +571,7 @@ fn parse_chunk<'a>(
     buf: &'a [u8],
     start: usize,
     end: usize,
-    qrels: &Qrels,
+    qrels: &'a Qrels,
     opts: &EvalOptions,
 ) -> ChunkOut<'a> {
     let mut out = ChunkOut {
@@ -615,20 +683,7 @@ pub fn evaluate_bytes(
     opts: &EvalOptions,
     qrels_source: &str,
 ) -> Result<Evaluation, Error> {
-    let threads = rayon::current_num_threads().max(1);
-    let n_chunks = (run.len() / (1 << 20)).clamp(1, threads * 8);
-    let mut bounds = vec![0usize];
-    for k in 1..n_chunks {
-        let approx = run.len() * k / n_chunks;
-        let b = match memchr(b'\n', &run[approx..]) {
-            Some(i) => approx + i + 1,
-            None => run.len(),
-        };
-        if b > *bounds.last().unwrap_or(&0) && b < run.len() {
-            bounds.push(b);
-        }
-    }
-    bounds.push(run.len());
+    let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 8, 1 << 20);
     let chunks: Vec<ChunkOut> = bounds
         .windows(2)
         .collect::<Vec<_>>()

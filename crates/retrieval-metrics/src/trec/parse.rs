@@ -10,7 +10,6 @@
 //! Parsers take bytes or readers, never paths. Identifiers (qid, docno, tag) are kept as raw
 //! bytes: trec_eval compares them with `strcmp`, i.e. by unsigned byte order.
 
-use memchr::memchr_iter;
 use routeval_core::{Error, Location};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -45,10 +44,39 @@ impl Hasher for IdHasher {
 /// `HashMap` with [`IdHasher`].
 pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
+const SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    t[0x0b] = true;
+    t[0x0c] = true;
+    t
+};
+
 /// C `isspace` in the "C" locale.
-#[inline]
+#[inline(always)]
 pub(crate) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    SPACE[b as usize]
+}
+
+/// A fast 64-bit hash of an identifier (FNV-style over 8-byte words, then mixed).
+#[inline]
+pub(crate) fn hash_id(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
+    }
+    let rem = chunks.remainder();
+    let mut last = 0u64;
+    for (i, &b) in rem.iter().enumerate() {
+        last |= (b as u64) << (8 * i);
+    }
+    h = (h ^ last).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 29)
 }
 
 /// Split `line` into whitespace-separated fields, filling `out`; returns how many fields the
@@ -141,6 +169,12 @@ pub fn parse_score(s: &[u8]) -> Option<f64> {
 
 /// Parse an integer relevance value; `1.0`-style values with a zero fraction are accepted.
 fn parse_rel(s: &[u8]) -> Result<i32, String> {
+    if !s.is_empty() && s.len() <= 5 && s.iter().all(u8::is_ascii_digit) {
+        let v = s.iter().fold(0i32, |a, &b| a * 10 + (b - b'0') as i32);
+        if v <= MAX_REL {
+            return Ok(v);
+        }
+    }
     let text = String::from_utf8_lossy(s);
     if let Ok(v) = text.parse::<i64>() {
         return check_rel(v, &text);
@@ -276,6 +310,74 @@ impl QueryQrels {
     }
 }
 
+struct QrelRec<'b> {
+    qid: &'b [u8],
+    docno: &'b [u8],
+    rel: i32,
+    line: u64,
+}
+
+/// Split `buf` at line starts into about `n` chunks of at least `min` bytes; returns the
+/// boundaries (first 0, last `buf.len()`).
+pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
+    let n = (buf.len() / min.max(1)).clamp(1, n.max(1));
+    let mut bounds = vec![0usize];
+    for k in 1..n {
+        let approx = buf.len() * k / n;
+        let b = match memchr::memchr(b'\n', &buf[approx..]) {
+            Some(i) => approx + i + 1,
+            None => buf.len(),
+        };
+        if b > *bounds.last().unwrap_or(&0) && b < buf.len() {
+            bounds.push(b);
+        }
+    }
+    bounds.push(buf.len());
+    bounds
+}
+
+/// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
+/// lines in the chunk, and the first error (with a chunk-relative line).
+fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64, Option<Error>) {
+    let mut recs = Vec::with_capacity(buf.len() / 16);
+    let mut line_no = 0u64;
+    let mut start = 0usize;
+    let mut fields: [&'b [u8]; 4] = [&[]; 4];
+    while start < buf.len() {
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        line_no += 1;
+        let line = &buf[start..nl];
+        start = nl + 1;
+        if is_skippable(line) {
+            continue;
+        }
+        let n = split_fields(line, &mut fields);
+        let at = Location::at_line(source, line_no);
+        if n < 4 {
+            let what = ["qid", "iter", "docno", "rel"][n];
+            let msg = format!(
+                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
+                n + 1
+            );
+            return (recs, line_no, Some(Error::input(at, msg)));
+        }
+        if n > 4 {
+            let msg = "too many columns; qrels lines are 'qid iter docno rel'";
+            return (recs, line_no, Some(Error::input(at, msg)));
+        }
+        match parse_rel(fields[3]) {
+            Ok(rel) => recs.push(QrelRec {
+                qid: fields[0],
+                docno: fields[2],
+                rel,
+                line: line_no,
+            }),
+            Err(p) => return (recs, line_no, Some(Error::input(at, p))),
+        }
+    }
+    (recs, line_no, None)
+}
+
 /// All relevance judgments, queries sorted by qid in byte order (trec_eval's evaluation order).
 #[derive(Debug, Clone, Default)]
 pub struct Qrels {
@@ -301,73 +403,59 @@ impl Qrels {
     /// Errors: a line with fewer or more than 4 fields, a non-integer relevance, a relevance
     /// above [`MAX_REL`], or no judgment at all. Duplicate (qid, docno) pairs are recorded, not
     /// refused here: trec_eval refuses them only for queries it evaluates.
-    pub fn from_bytes<'b>(buf: &'b [u8], source: &str) -> Result<Qrels, Error> {
-        let mut recs: Vec<(&'b [u8], &'b [u8], i32, u64)> = Vec::new();
-        let mut line_no = 0u64;
-        let mut start = 0usize;
-        let mut handle = |line: &'b [u8], line_no: u64| -> Result<(), Error> {
-            let mut fields: [&'b [u8]; 4] = [&[]; 4];
-            if is_skippable(line) {
-                return Ok(());
-            }
-            let n = split_fields(line, &mut fields);
-            let at = || Location::at_line(source, line_no);
-            if n < 4 {
-                let what = ["qid", "iter", "docno", "rel"][n];
-                return Err(Error::input(
-                    at(),
-                    format!(
-                        "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
-                        n + 1
+    pub fn from_bytes(buf: &[u8], source: &str) -> Result<Qrels, Error> {
+        use rayon::prelude::*;
+        // Parse chunks of lines in parallel; line numbers are fixed up per chunk afterwards.
+        let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 1 << 20);
+        let parsed: Vec<(Vec<QrelRec>, u64, Option<Error>)> = bounds
+            .par_windows(2)
+            .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
+            .collect();
+        let mut recs: Vec<QrelRec> = Vec::with_capacity(parsed.iter().map(|p| p.0.len()).sum());
+        let mut base = 0u64;
+        for (chunk, lines, err) in parsed {
+            if let Some(e) = err {
+                return Err(match e {
+                    Error::Input { at, problem } => Error::input(
+                        Location::at_line(at.source, at.line.unwrap_or(0) + base),
+                        problem,
                     ),
-                ));
+                    other => other,
+                });
             }
-            if n > 4 {
-                return Err(Error::input(
-                    at(),
-                    "too many columns; qrels lines are 'qid iter docno rel'",
-                ));
-            }
-            let rel = parse_rel(fields[3]).map_err(|p| Error::input(at(), p))?;
-            recs.push((fields[0], fields[2], rel, line_no));
-            Ok(())
-        };
-        for nl in memchr_iter(b'\n', buf) {
-            line_no += 1;
-            handle(&buf[start..nl], line_no)?;
-            start = nl + 1;
-        }
-        if start < buf.len() {
-            line_no += 1;
-            handle(&buf[start..], line_no)?;
+            recs.extend(chunk.into_iter().map(|mut r| {
+                r.line += base;
+                r
+            }));
+            base += lines;
         }
         if recs.is_empty() {
             return Err(Error::input(
-                Location::at_line(source, line_no.max(1)),
+                Location::at_line(source, base.max(1)),
                 "empty qrels file (no judgment lines)",
             ));
         }
-        // Group by qid (usually contiguous), keeping file order within a query.
-        let mut groups: IdMap<&[u8], Vec<(&[u8], i32, u64)>> = IdMap::default();
-        let mut order: Vec<&[u8]> = Vec::new();
-        for (qid, docno, rel, line) in recs {
-            groups
-                .entry(qid)
-                .or_insert_with(|| {
-                    order.push(qid);
-                    Vec::new()
-                })
-                .push((docno, rel, line));
+        // Group by qid in byte order, keeping file order within a query (stable sort, skipped
+        // when the file is already grouped in order, the usual case).
+        if !recs.par_windows(2).all(|w| w[0].qid <= w[1].qid) {
+            recs.par_sort_by(|a, b| a.qid.cmp(b.qid));
         }
-        order.sort_unstable();
-        use rayon::prelude::*;
-        let groups_vec: Vec<(&[u8], Vec<(&[u8], i32, u64)>)> = order
-            .into_iter()
-            .map(|q| (q, groups.remove(q).unwrap_or_default()))
-            .collect();
-        let queries: Vec<QueryQrels> = groups_vec
-            .into_par_iter()
-            .map(|(q, recs)| QueryQrels::build(q, recs))
+        let mut starts = vec![0usize];
+        for i in 1..recs.len() {
+            if recs[i].qid != recs[i - 1].qid {
+                starts.push(i);
+            }
+        }
+        starts.push(recs.len());
+        let queries: Vec<QueryQrels> = starts
+            .par_windows(2)
+            .map(|w| {
+                let g = &recs[w[0]..w[1]];
+                QueryQrels::build(
+                    g[0].qid,
+                    g.iter().map(|r| (r.docno, r.rel, r.line)).collect(),
+                )
+            })
             .collect();
         let index = queries
             .iter()

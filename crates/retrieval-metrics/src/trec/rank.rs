@@ -71,7 +71,32 @@ impl ScoredDoc for super::parse::RunDoc {
 /// This is the one place the tie-break is defined; reuse it wherever a ranking must agree with
 /// trec_eval (for example when converting other formats to TREC runs).
 pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
-    docs.sort_unstable_by(|a, b| trec_order(a.score(), a.docno(), b.score(), b.docno()));
+    // Sort on an order-preserving integer key of the score (cheap comparisons), then order each
+    // run of equal scores by docno descending: the same total order as `trec_order`.
+    docs.sort_unstable_by_key(|d| std::cmp::Reverse(score_key(d.score())));
+    let mut i = 0;
+    while i < docs.len() {
+        let k = score_key(docs[i].score());
+        let mut j = i + 1;
+        while j < docs.len() && score_key(docs[j].score()) == k {
+            j += 1;
+        }
+        if j - i > 1 {
+            docs[i..j].sort_unstable_by(|a, b| b.docno().cmp(a.docno()));
+        }
+        i = j;
+    }
+}
+
+/// An integer key ordered like the score (`-0.0` and `0.0` map to the same key).
+#[inline]
+fn score_key(s: f64) -> u64 {
+    let bits = (s + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
 }
 
 /// A query's ranked relevance list joined with its judgments: trec_eval's `RES_RELS`.
@@ -131,12 +156,31 @@ impl JudgedRanking {
     ) where
         I: IntoIterator<Item = &'a [u8]>,
     {
+        self.fill_rels(
+            ranked.into_iter().map(|d| qrels.rel(d)),
+            qrels,
+            relevance_level,
+            judged_only,
+        );
+    }
+
+    /// Like [`JudgedRanking::fill`], given each ranked document's qrels value (`None` = not in
+    /// the qrels) instead of its docno.
+    pub fn fill_rels<I>(
+        &mut self,
+        ranked_rels: I,
+        qrels: &QueryQrels,
+        relevance_level: i64,
+        judged_only: bool,
+    ) where
+        I: IntoIterator<Item = Option<i32>>,
+    {
         self.rels.clear();
         self.num_rel_ret = 0;
         self.num_nonpool = 0;
         self.num_unjudged_in_pool = 0;
-        for docno in ranked {
-            let rel = match qrels.rel(docno) {
+        for judged in ranked_rels {
+            let rel = match judged {
                 None => REL_NONPOOL,
                 Some(r) if r < 0 => REL_UNJUDGED,
                 Some(r) => r,
