@@ -10,7 +10,7 @@
 
 use super::measures as m;
 use super::parse::{Qrels, QueryQrels, Run, hash_id, is_skippable, line_chunks, parse_run_line};
-use super::rank::{JudgedRanking, ScoredDoc, rank_by_score};
+use super::rank::{JudgedRanking, score_key};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
 use memchr::{memchr, memchr_iter};
 use rayon::prelude::*;
@@ -222,17 +222,25 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
 /// or a line number, see [`Locator`]).
 #[derive(Debug, Clone, Copy)]
 struct Doc<'a> {
-    score: f64,
+    /// Order-preserving integer key of the score.
+    key: u64,
     docno: &'a [u8],
     pos: u64,
 }
 
-impl ScoredDoc for Doc<'_> {
-    fn score(&self) -> f64 {
-        self.score
-    }
-    fn docno(&self) -> &[u8] {
-        self.docno
+/// [`super::rank::rank_by_score`] on precomputed keys: key descending, then docno descending.
+fn rank_docs(docs: &mut [Doc]) {
+    docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
+    let mut i = 0;
+    while i < docs.len() {
+        let mut j = i + 1;
+        while j < docs.len() && docs[j].key == docs[i].key {
+            j += 1;
+        }
+        if j - i > 1 {
+            docs[i..j].sort_unstable_by(|a, b| b.docno.cmp(a.docno));
+        }
+        i = j;
     }
 }
 
@@ -322,7 +330,7 @@ fn evaluate_docs<'a>(
     opts: &EvalOptions,
     scratch: &mut Scratch<'a>,
 ) -> Result<QueryResult, QueryError> {
-    rank_by_score(docs);
+    rank_docs(docs);
     docs.truncate(opts.max_docs_per_topic);
     let table = &mut scratch.table;
     table.reset(qq.len() + docs.len());
@@ -375,7 +383,7 @@ const BOGUS_DOCNO: &[u8] = b"ceci_nest_pas_un_docno";
 /// then resets the measures that would otherwise count that document.
 fn evaluate_missing(qq: &QueryQrels, opts: &EvalOptions) -> Result<QueryResult, QueryError> {
     let mut docs = vec![Doc {
-        score: 1.0,
+        key: score_key(1.0),
         docno: BOGUS_DOCNO,
         pos: 0,
     }];
@@ -529,7 +537,7 @@ pub fn evaluate_run(
                 let mut ds: Vec<Doc> = docs
                     .iter()
                     .map(|d| Doc {
-                        score: d.score,
+                        key: score_key(d.score),
                         docno: &d.docno,
                         pos: d.line,
                     })
@@ -625,7 +633,7 @@ fn parse_chunk<'a>(
                         None => cur = Some((qid, pos)),
                     }
                     docs.push(Doc {
-                        score,
+                        key: score_key(score),
                         docno,
                         pos: pos as u64,
                     });
@@ -655,7 +663,7 @@ fn collect_docs<'a>(buf: &'a [u8], segs: &[(usize, usize)], docs: &mut Vec<Doc<'
                 && let Ok((_, docno, score, _)) = parse_run_line(line)
             {
                 docs.push(Doc {
-                    score,
+                    key: score_key(score),
                     docno,
                     pos: pos as u64,
                 });
@@ -666,7 +674,7 @@ fn collect_docs<'a>(buf: &'a [u8], segs: &[(usize, usize)], docs: &mut Vec<Doc<'
 }
 
 /// Evaluate a run given as the bytes of a TREC run file, against `qrels`, as trec_eval 10.0-rc3
-/// does: parsing, ranking ([`rank_by_score`]), `-M` truncation, duplicate checks, `-J`, every
+/// does: parsing, ranking ([`super::rank::rank_by_score`]), `-M` truncation, duplicate checks, `-J`, every
 /// requested measure, and the summary in qrels order.
 ///
 /// The run is parsed in parallel chunks without building per-line records; memory beyond the

@@ -90,7 +90,7 @@ pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
 
 /// An integer key ordered like the score (`-0.0` and `0.0` map to the same key).
 #[inline]
-fn score_key(s: f64) -> u64 {
+pub(crate) fn score_key(s: f64) -> u64 {
     let bits = (s + 0.0).to_bits();
     if bits >> 63 == 1 {
         !bits
