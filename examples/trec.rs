@@ -10,7 +10,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let qrels = Qrels::from_bytes(&std::fs::read(dir.join("qrels.txt"))?, "qrels.txt")?;
     let run = std::fs::read(dir.join("run.txt"))?;
     // No -m: trec_eval's `official` measures, printed exactly as trec_eval prints them.
-    let ev = trec::evaluate_bytes(&qrels, &run, "run.txt", &EvalOptions::default(), "qrels.txt")?;
-    print!("{}", String::from_utf8_lossy(&trec::format::render_text(&ev, false, true)));
+    let ev = trec::evaluate_bytes(
+        &qrels,
+        &run,
+        "run.txt",
+        &EvalOptions::default(),
+        "qrels.txt",
+    )?;
+    print!(
+        "{}",
+        String::from_utf8_lossy(&trec::format::render_text(&ev, false, true))
+    );
     Ok(())
 }

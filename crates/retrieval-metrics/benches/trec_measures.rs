@@ -24,7 +24,7 @@ fn synth(nq: usize, per: usize) -> (Vec<u8>, Vec<u8>) {
     let (mut q, mut r) = (String::new(), String::new());
     for qi in 0..nq {
         for d in 0..per * 2 {
-            if rng.next() % 10 == 0 {
+            if rng.next().is_multiple_of(10) {
                 q.push_str(&format!("q{qi} 0 d{d} {}\n", rng.next() % 4));
             }
         }

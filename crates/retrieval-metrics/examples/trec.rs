@@ -19,7 +19,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..EvalOptions::default()
     };
     let ev = trec::evaluate_bytes(&qrels, &run_bytes, "run.txt", &opts, "qrels.txt")?;
-    print!("{}", String::from_utf8_lossy(&trec::format::render_text(&ev, true, true)));
+    print!(
+        "{}",
+        String::from_utf8_lossy(&trec::format::render_text(&ev, true, true))
+    );
 
     // Values are also available directly: summary slots follow the measure set's layout.
     for m in ev.measures.measures() {
@@ -35,6 +38,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|d| (String::from_utf8_lossy(&d.docno).into_owned(), d.score))
         .collect();
     rank_by_score(&mut q1);
-    println!("q1 ranked: {:?}", q1.iter().map(|d| d.0.as_str()).collect::<Vec<_>>());
+    println!(
+        "q1 ranked: {:?}",
+        q1.iter().map(|d| d.0.as_str()).collect::<Vec<_>>()
+    );
     Ok(())
 }

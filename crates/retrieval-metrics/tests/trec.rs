@@ -80,7 +80,7 @@ fn interleaved_run_equals_grouped_run() {
     let mut lines = Vec::new();
     for qi in 0..300 {
         for d in 0..40 {
-            if (qi * 7 + d * 3) % 5 == 0 {
+            if (qi * 7 + d * 3usize).is_multiple_of(5) {
                 q.push_str(&format!("q{qi} 0 d{d} {}\n", (qi + d) % 3));
             }
         }

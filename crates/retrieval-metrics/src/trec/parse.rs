@@ -506,11 +506,12 @@ pub struct RunRecord<'a> {
     pub line: u64,
 }
 
+/// `(qid, docno, score, tag)` of a run line.
+pub(crate) type RunFields<'a> = (&'a [u8], &'a [u8], f64, &'a [u8]);
+
 /// Parse one run line (already known not to be blank or a comment).
 #[inline]
-pub(crate) fn parse_run_line<'a>(
-    line: &'a [u8],
-) -> Result<(&'a [u8], &'a [u8], f64, &'a [u8]), String> {
+pub(crate) fn parse_run_line(line: &[u8]) -> Result<RunFields<'_>, String> {
     let mut f: [&[u8]; 6] = [&[]; 6];
     let n = split_fields(line, &mut f);
     if n < 6 {
