@@ -19,12 +19,13 @@ run_n() { # name, command...
   local name=$1; shift
   : > "/tmp/trec_bench_$name.txt"
   for _ in $(seq "$N"); do
-    /usr/bin/time -f "%e %M" "$@" > /dev/null 2>> "/tmp/trec_bench_$name.txt"
+    /usr/bin/time -f "%e %M %U %S" "$@" > /dev/null 2>> "/tmp/trec_bench_$name.txt"
   done
-  local wall rss
+  local wall rss cpu
   wall=$(awk '{print $1}' "/tmp/trec_bench_$name.txt" | median)
   rss=$(awk '{print $2}' "/tmp/trec_bench_$name.txt" | median)
-  echo "$name: median wall ${wall}s, median peak RSS $((rss / 1024)) MB (runs: $(awk '{printf "%s ", $1}' "/tmp/trec_bench_$name.txt"))"
+  cpu=$(awk '{print $3 + $4}' "/tmp/trec_bench_$name.txt" | median)
+  echo "$name: median wall ${wall}s, median CPU (user+sys) ${cpu}s, median peak RSS $((rss / 1024)) MB (wall runs: $(awk '{printf "%s ", $1}' "/tmp/trec_bench_$name.txt"))"
 }
 echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 run_n routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
