@@ -21,6 +21,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
+    #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
 }
 

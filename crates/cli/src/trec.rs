@@ -12,11 +12,7 @@ const PROGRESS_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Options of `routeval trec`; names and meanings follow trec_eval 10.0-rc3.
 #[derive(Debug, Args)]
-#[command(
-    about = "Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 (same numbers, same output)",
-    long_about = LONG_ABOUT,
-    after_long_help = measures_help(),
-)]
+#[command(after_long_help = measures_help())]
 pub(crate) struct TrecArgs {
     /// Relevance judgments: lines `qid iter docno rel` (rel an integer; -1 = pooled but unjudged).
     pub(crate) qrels: PathBuf,
@@ -86,7 +82,8 @@ pub(crate) struct TrecArgs {
     pub(crate) output: Option<PathBuf>,
 }
 
-const LONG_ABOUT: &str = "\
+/// `routeval trec --help` description.
+pub(crate) const LONG_ABOUT: &str = "\
 Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 does: same measures, same \
 ranking (score descending, ties broken by docno descending; the rank column is ignored), same \
 options, same output byte for byte (`%-22s\\t%s\\t%6.4f`), much faster.
