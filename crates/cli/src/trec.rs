@@ -134,18 +134,24 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_message(format!("reading {name}"));
-    let mut buf = Vec::with_capacity(size as usize + 1);
-    let mut chunk = vec![0u8; 8 << 20];
+    // Read straight into the destination buffer, 8 MB at a time, advancing the bar.
+    let mut buf = vec![0u8; size as usize];
+    let mut filled = 0usize;
     loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() + (8 << 20), 0);
+        }
+        let end = (filled + (8 << 20)).min(buf.len());
         let n = f
-            .read(&mut chunk)
+            .read(&mut buf[filled..end])
             .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
         if n == 0 {
             break;
         }
-        buf.extend_from_slice(&chunk[..n]);
+        filled += n;
         bar.inc(n as u64);
     }
+    buf.truncate(filled);
     bar.finish_and_clear();
     Ok(buf)
 }

@@ -230,6 +230,13 @@ struct Doc<'a> {
 
 /// [`super::rank::rank_by_score`] on precomputed keys: key descending, then docno descending.
 fn rank_docs(docs: &mut [Doc]) {
+    // Runs are usually written in rank order already: check first (linear), sort otherwise.
+    if docs
+        .windows(2)
+        .all(|w| w[0].key > w[1].key || (w[0].key == w[1].key && w[0].docno > w[1].docno))
+    {
+        return;
+    }
     docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
     let mut i = 0;
     while i < docs.len() {
