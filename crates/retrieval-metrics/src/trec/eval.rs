@@ -768,3 +768,41 @@ pub fn evaluate_bytes(
         &Locator::Bytes(run),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trec::rank::trec_order;
+
+    #[test]
+    fn rank_docs_matches_trec_order_sorted_or_not() {
+        let names: Vec<String> = (0..40).map(|i| format!("d{}", i % 17)).collect();
+        let scores: Vec<f64> = (0..40).map(|i| ((i * 7) % 5) as f64 * 0.5 - 1.0).collect();
+        let mut uniq: Vec<(f64, &[u8])> = Vec::new();
+        for (n, s) in names.iter().zip(&scores) {
+            if !uniq.iter().any(|u| u.1 == n.as_bytes()) {
+                uniq.push((*s, n.as_bytes()));
+            }
+        }
+        let mut want = uniq.clone();
+        want.sort_by(|a, b| trec_order(a.0, a.1, b.0, b.1));
+        for input in [
+            uniq.clone(),
+            want.clone(),
+            want.iter().rev().copied().collect(),
+        ] {
+            let mut docs: Vec<Doc> = input
+                .iter()
+                .map(|(s, d)| Doc {
+                    key: score_key(*s),
+                    docno: d,
+                    pos: 0,
+                })
+                .collect();
+            rank_docs(&mut docs);
+            let got: Vec<&[u8]> = docs.iter().map(|d| d.docno).collect();
+            let exp: Vec<&[u8]> = want.iter().map(|d| d.1).collect();
+            assert_eq!(got, exp);
+        }
+    }
+}
