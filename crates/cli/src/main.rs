@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod trec;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,10 +19,16 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
+    #[command(long_about = trec::LONG_ABOUT)]
+    Trec(trec::TrecArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: common::CmdResult = match cli.command {};
+    let result: common::CmdResult = match cli.command {
+        Command::Trec(args) => trec::run(args),
+    };
     common::finish(result)
 }
