@@ -1,6 +1,6 @@
 //! Evaluate the example run with trec_eval's measures, as a library.
 //!
-//! Run: `cargo run -p routeval-retrieval-metrics --example trec`
+//! Run: `cargo run -p routeval-retrieval-metrics --example trec_per_query`
 //! (data: `examples/data/trec/{qrels,run}.txt` at the workspace root).
 
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels, Run, rank_by_score};
