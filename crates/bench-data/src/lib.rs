@@ -13,4 +13,5 @@
 //! This is one of the crates allowed to do IO (see `ARCHITECTURE.md`); the procedures
 //! themselves are pure functions of rows.
 
+pub mod gqr;
 pub mod nprandom;

@@ -103,3 +103,96 @@ pub(crate) fn u64s(v: &serde_json::Value) -> Vec<u64> {
         })
         .collect()
 }
+
+/// A JSON value that keeps object key order (serde_json's `Map` sorts keys unless the
+/// workspace-wide `preserve_order` feature is on, which would change other crates).
+#[derive(Debug, Clone)]
+pub(crate) enum Ordered {
+    /// Any non-object value.
+    Leaf,
+    /// An array.
+    Arr(Vec<Ordered>),
+    /// An object with keys in file order.
+    Obj(Vec<(String, Ordered)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Leaf)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    v.push(x);
+                }
+                Ok(Ordered::Arr(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut v = Vec::new();
+                while let Some((k, x)) = a.next_entry::<String, Ordered>()? {
+                    v.push((k, x));
+                }
+                Ok(Ordered::Obj(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Ordered {
+    /// Load a file keeping key order.
+    pub(crate) fn load(path: &std::path::Path) -> Ordered {
+        let text = std::fs::read_to_string(path).expect("read");
+        serde_json::from_str(&text).expect("json")
+    }
+
+    /// The member `key` of an object, or element `key` (a number) of an array.
+    pub(crate) fn at(&self, key: &str) -> &Ordered {
+        match self {
+            Ordered::Obj(v) => {
+                &v.iter()
+                    .find(|(k, _)| k == key)
+                    .unwrap_or_else(|| panic!("no key {key}"))
+                    .1
+            }
+            Ordered::Arr(v) => &v[key.parse::<usize>().expect("index")],
+            Ordered::Leaf => panic!("leaf has no {key}"),
+        }
+    }
+
+    /// The keys of an object in file order.
+    pub(crate) fn keys(&self) -> Vec<String> {
+        match self {
+            Ordered::Obj(v) => v.iter().map(|(k, _)| k.clone()).collect(),
+            _ => panic!("not an object"),
+        }
+    }
+}
