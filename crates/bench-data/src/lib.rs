@@ -15,3 +15,4 @@
 
 pub mod gqr;
 pub mod nprandom;
+pub mod readers;

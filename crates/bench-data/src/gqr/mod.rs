@@ -2,8 +2,12 @@
 //! registry, the exact v1 split procedure, the OOD test sets, the v2 background class and
 //! GQR-unseen, rebuilt bit for bit without Python.
 
+pub mod build;
+pub mod registry;
+pub mod rows;
 pub mod select;
 pub mod text;
+pub mod v1;
 
 use routeval_core::Domain;
 
