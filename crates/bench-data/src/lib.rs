@@ -13,6 +13,7 @@
 //! This is one of the crates allowed to do IO (see `ARCHITECTURE.md`); the procedures
 //! themselves are pure functions of rows.
 
+pub mod download;
 pub mod gqr;
 pub mod nprandom;
 pub mod readers;

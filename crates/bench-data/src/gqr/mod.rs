@@ -3,9 +3,11 @@
 //! GQR-unseen, rebuilt bit for bit without Python.
 
 pub mod build;
+pub mod hub;
 pub mod registry;
 pub mod rows;
 pub mod select;
+pub mod store;
 pub mod text;
 pub mod v1;
 
