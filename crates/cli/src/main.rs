@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod gqr;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,10 +19,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
+    Gqr(gqr::GqrArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: common::CmdResult = match cli.command {};
+    let result: common::CmdResult = match cli.command {
+        Command::Gqr(args) => gqr::run(args),
+    };
     common::finish(result)
 }
