@@ -271,27 +271,23 @@ impl Downloader {
             };
             f.sync_all().map_err(io_err(&part))?;
             let total = resumed_from + got;
-            if let Some(len) = length {
-                if got < len {
-                    return Err(DownloadError::Truncated {
-                        url: url.to_string(),
-                        got: total,
-                        expected: resumed_from + len,
-                    });
-                }
+            if let Some(len) = length.filter(|&len| got < len) {
+                return Err(DownloadError::Truncated {
+                    url: url.to_string(),
+                    got: total,
+                    expected: resumed_from + len,
+                });
             }
             read_result.map_err(|e| net(&e))?;
         }
         let hash = blake3_file(&part)?;
-        if let Some(want) = expected {
-            if want != hash {
-                let _ = fs::remove_file(&part);
-                return Err(DownloadError::ChecksumMismatch {
-                    url: url.to_string(),
-                    expected: want.to_string(),
-                    got: hash,
-                });
-            }
+        if let Some(want) = expected.filter(|&want| want != hash) {
+            let _ = fs::remove_file(&part);
+            return Err(DownloadError::ChecksumMismatch {
+                url: url.to_string(),
+                expected: want.to_string(),
+                got: hash,
+            });
         }
         fs::rename(&part, dest).map_err(io_err(dest))?;
         let bytes = fs::metadata(dest).map_err(io_err(dest))?.len();

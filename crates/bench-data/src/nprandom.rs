@@ -77,9 +77,9 @@ impl SeedSequence {
             }
         }
         for &w in words.iter().skip(POOL) {
-            for d in 0..POOL {
+            for p in pool.iter_mut() {
                 let h = hashmix(w);
-                pool[d] = mix(pool[d], h);
+                *p = mix(*p, h);
             }
         }
         SeedSequence { pool }

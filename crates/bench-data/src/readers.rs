@@ -130,8 +130,8 @@ fn as_record(name: &str, line: u64, v: Value) -> Result<Record, ReadError> {
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.len() > 40 {
-        format!("{}…", &s[..s.floor_char_boundary(40)])
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
     } else {
         s
     }

@@ -241,8 +241,7 @@ fn check_v2_small(path: &std::path::Path) {
         &id_texts,
         &ood_texts,
         &[],
-        n_train,
-        n_eval,
+        (n_train, n_eval),
         true,
         SEED,
     )
@@ -319,8 +318,7 @@ fn check_v2_small(path: &std::path::Path) {
         &id_texts,
         &ood_texts,
         &["dkhate".into()],
-        n_train,
-        n_eval,
+        (n_train, n_eval),
         true,
         SEED,
     )

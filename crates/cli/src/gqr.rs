@@ -321,7 +321,7 @@ impl Drop for Router {
     }
 }
 
-fn read_predictions(path: &PathBuf) -> Result<HashMap<String, (RawLabel, u64)>, Failure> {
+fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel, u64)>, Failure> {
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut preds = HashMap::new();

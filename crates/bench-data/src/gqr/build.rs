@@ -175,11 +175,13 @@ pub fn load_dataset(
 ) -> Result<Result<LoadedSet, Unavailable>, BuildError> {
     let mut reasons = Vec::new();
     'sources: for source in &dataset.sources {
-        if source.gated {
-            if let Some(why) = fetch.gated_unavailable(source) {
-                reasons.push(why);
-                continue;
-            }
+        if let Some(why) = source
+            .gated
+            .then(|| fetch.gated_unavailable(source))
+            .flatten()
+        {
+            reasons.push(why);
+            continue;
         }
         let mut rows = Vec::new();
         let mut file_names = Vec::new();
@@ -352,8 +354,7 @@ pub fn build_background(
     id_test_texts: &[String],
     ood_texts: &[String],
     missing: &[String],
-    n_train: usize,
-    n_eval: usize,
+    (n_train, n_eval): (usize, usize),
     check: bool,
     seed: u64,
 ) -> Result<Background, BackgroundShortfall> {
@@ -616,8 +617,7 @@ pub fn build_all(
             &id_texts,
             &ood_texts,
             &ood_missing,
-            n_train,
-            n_eval,
+            (n_train, n_eval),
             true,
             seed,
         )?;

@@ -159,10 +159,8 @@ where
         }
         order.insert((key, n.clone()));
         held.insert(n, (key, t.to_string()));
-        if held.len() > limit {
-            if let Some((_, evicted)) = order.pop_last() {
-                held.remove(&evicted);
-            }
+        if let Some((_, evicted)) = (held.len() > limit).then(|| order.pop_last()).flatten() {
+            held.remove(&evicted);
         }
     }
     order

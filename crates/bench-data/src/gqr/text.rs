@@ -42,7 +42,7 @@ pub fn is_py_word(c: char) -> bool {
     }
     let c = c as u32;
     let r = word_ranges();
-    match r.binary_search_by(|&(lo, hi)| {
+    r.binary_search_by(|&(lo, hi)| {
         if hi < c {
             std::cmp::Ordering::Less
         } else if lo > c {
@@ -50,10 +50,8 @@ pub fn is_py_word(c: char) -> bool {
         } else {
             std::cmp::Ordering::Equal
         }
-    }) {
-        Ok(_) => true,
-        Err(_) => false,
-    }
+    })
+    .is_ok()
 }
 
 /// Python `str.strip()` (strips [`is_py_space`] characters).
