@@ -272,23 +272,43 @@ pub struct Evaluation {
 
 /// Confusion tables per named set, in first-appearance order (mergeable: a later shard's new
 /// sets come after the earlier shard's).
+///
+/// Rows can be added by name ([`add`](Self::add), one hash lookup) or, in hot loops, by a
+/// [`SetId`] resolved once with [`set`](Self::set) ([`add_at`](Self::add_at), no lookup).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PerSet {
     order: Vec<String>,
-    tables: HashMap<String, Confusion>,
+    tables: Vec<Confusion>,
+    index: HashMap<String, usize>,
 }
 
+/// A set resolved in one [`PerSet`] (valid for that accumulator only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SetId(usize);
+
 impl PerSet {
+    /// The id of set `dataset`, registering it (in first-appearance order) if new.
+    pub fn set(&mut self, dataset: &str) -> SetId {
+        if let Some(&i) = self.index.get(dataset) {
+            return SetId(i);
+        }
+        let i = self.order.len();
+        self.order.push(dataset.to_string());
+        self.tables.push(Confusion::default());
+        self.index.insert(dataset.to_string(), i);
+        SetId(i)
+    }
+
+    /// Count one row of set `id`.
+    #[inline]
+    pub fn add_at(&mut self, id: SetId, truth: i64, pred: i64) {
+        self.tables[id.0].add(truth, pred);
+    }
+
     /// Count one row of set `dataset`.
     pub fn add(&mut self, dataset: &str, truth: i64, pred: i64) {
-        if let Some(c) = self.tables.get_mut(dataset) {
-            c.add(truth, pred);
-            return;
-        }
-        let mut c = Confusion::default();
-        c.add(truth, pred);
-        self.order.push(dataset.to_string());
-        self.tables.insert(dataset.to_string(), c);
+        let id = self.set(dataset);
+        self.add_at(id, truth, pred);
     }
 
     /// Set names in first-appearance order.
@@ -298,27 +318,20 @@ impl PerSet {
 
     /// The table of `dataset`.
     pub fn get(&self, dataset: &str) -> Option<&Confusion> {
-        self.tables.get(dataset)
+        self.index.get(dataset).map(|&i| &self.tables[i])
     }
 
     /// `(name, table)` in first-appearance order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Confusion)> {
-        self.order.iter().map(|n| (n.as_str(), &self.tables[n]))
+        self.order.iter().map(String::as_str).zip(&self.tables)
     }
 }
 
 impl Accumulator for PerSet {
     fn merge(&mut self, other: Self) {
-        let PerSet { order, mut tables } = other;
-        for name in order {
-            let t = tables.remove(&name).unwrap_or_default();
-            match self.tables.get_mut(&name) {
-                Some(c) => c.merge(t),
-                None => {
-                    self.order.push(name.clone());
-                    self.tables.insert(name, t);
-                }
-            }
+        for (name, t) in other.order.into_iter().zip(other.tables) {
+            let id = self.set(&name);
+            self.tables[id.0].merge(t);
         }
     }
 }
@@ -383,6 +396,12 @@ impl GqrAccumulator {
     /// Count one OOD row of set `dataset` (its label is 3).
     pub fn add_ood(&mut self, dataset: &str, pred: i64) {
         self.ood.add(dataset, 3, pred);
+    }
+
+    /// Count one OOD row of a set resolved with `self.ood.set(name)`.
+    #[inline]
+    pub fn add_ood_at(&mut self, set: SetId, pred: i64) {
+        self.ood.add_at(set, 3, pred);
     }
 
     /// The scores. Sets with no rows are absent, as in the reference (so a missing dkhate makes
