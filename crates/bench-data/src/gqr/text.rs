@@ -266,18 +266,90 @@ fn topic_regexes() -> &'static [(&'static str, regex::Regex); 3] {
     })
 }
 
+/// Python `re.IGNORECASE` compares characters by their *simple* lowercase mapping (so `İ`
+/// matches `i`, the Kelvin sign matches `k`); Rust's `(?i)` uses simple case folding, which
+/// lacks `İ`. Mapping the text to simple lowercase first makes the two agree (word-ness is
+/// unchanged, and `is_match` does not depend on positions).
+fn simple_lower(t: &str) -> std::borrow::Cow<'_, str> {
+    if t.is_ascii() {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    std::borrow::Cow::Owned(
+        t.chars()
+            .map(|c| {
+                if c == '\u{130}' {
+                    return 'i';
+                }
+                let mut l = c.to_lowercase();
+                match (l.next(), l.next()) {
+                    (Some(x), None) => x,
+                    _ => c,
+                }
+            })
+            .collect(),
+    )
+}
+
 /// GQR's `id_topic_hit(t)`: the first of finance, healthcare, law whose case-insensitive
 /// keyword pattern matches anywhere in `t`, or `None`.
 pub fn id_topic_hit(t: &str) -> Option<&'static str> {
+    let t = simple_lower(t);
     topic_regexes()
         .iter()
-        .find(|(_, re)| re.is_match(t))
+        .find(|(_, re)| re.is_match(&t))
         .map(|(name, _)| *name)
 }
 
 /// GQR-unseen's `is_finance_question(q)`: the finance keyword pattern matches the raw text.
 pub fn is_finance_question(q: &str) -> bool {
-    topic_regexes()[0].1.is_match(q)
+    topic_regexes()[0].1.is_match(&simple_lower(q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignorecase_follows_python() {
+        // re.search(r"\b(ira|...)\b", "İra", re.I) matches in CPython.
+        assert_eq!(id_topic_hit("İra account"), Some("finance"));
+        assert_eq!(id_topic_hit("\u{17f}tock tips"), Some("finance"));
+        assert_eq!(id_topic_hit("\u{212a}nee surgery"), Some("healthcare"));
+        assert_eq!(id_topic_hit("STOCKS"), Some("finance"));
+        assert_eq!(id_topic_hit("taxonomy of ferns"), Some("finance"));
+        assert_eq!(id_topic_hit("ﬁnance"), None);
+        assert!(is_py_word('½') && !is_py_word('\u{301}') && is_py_space('\u{1c}'));
+        assert_eq!(normalize("İstanbul"), "i stanbul");
+    }
+
+    #[test]
+    fn html_unescape_follows_python() {
+        // Outputs of CPython 3.11 `html.unescape`.
+        for (i, o) in [
+            ("&amp", "&"),
+            ("&ampx", "&x"),
+            ("&#39", "'"),
+            ("&#0;", "\u{fffd}"),
+            ("&#128;", "€"),
+            ("&notit;", "¬it;"),
+            ("&#xD800;", "\u{fffd}"),
+            ("&#1;", ""),
+            ("&#x0B;x", "x"),
+            ("&#x110000;", "\u{fffd}"),
+            ("&amp;amp;", "&amp;"),
+            ("&Amp;", "&Amp;"),
+            ("&lt3", "<3"),
+            ("&#65abc", "Aabc"),
+            ("&nbsp", "\u{a0}"),
+            ("&unknown;", "&unknown;"),
+            ("&#x;", "&#x;"),
+            ("&#x81;", "\u{81}"),
+            ("&#xFFFF;", ""),
+            ("&#13;", "\r"),
+        ] {
+            assert_eq!(html_unescape(i), o, "{i:?}");
+        }
+    }
 }
 
 /// GQR's `OverlapIndex`: the exact set of non-empty normalized texts, plus the BLAKE2b-64
@@ -368,9 +440,36 @@ fn bot_thread() -> &'static regex::Regex {
     })
 }
 
-/// Python's `html.unescape` (HTML5 named and numeric character references).
+/// Python's `html.unescape` (HTML5 named and numeric character references), via `htmlize`
+/// (WHATWG rules, which agree with Python's), plus Python's one difference: numeric references
+/// to its `_invalid_codepoints` (U+0001–0008, 000B, 000E–001F, 007F, FDD0–FDEF, and the
+/// U+xFFFE/xFFFF non-characters) become the empty string instead of the character.
 fn html_unescape(s: &str) -> String {
-    htmlize::unescape(s).into_owned()
+    static NUMERIC: OnceLock<regex::Regex> = OnceLock::new();
+    const DROP: &str = "\u{E000}\u{E0FF}\u{E000}";
+    if !s.contains("&#") {
+        return htmlize::unescape(s).into_owned();
+    }
+    let re = NUMERIC.get_or_init(|| {
+        regex::Regex::new(r"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?").expect("static regex")
+    });
+    let marked = re.replace_all(s, |c: &regex::Captures<'_>| {
+        let num = match (c.get(1), c.get(2)) {
+            (Some(h), _) => u64::from_str_radix(h.as_str(), 16).ok(),
+            (_, Some(d)) => d.as_str().parse::<u64>().ok(),
+            _ => None,
+        };
+        let invalid = num.is_some_and(|n| {
+            matches!(n, 0x1..=0x8 | 0xb | 0xe..=0x1f | 0x7f | 0xfdd0..=0xfdef)
+                || (n <= 0x10ffff && (n & 0xfffe) == 0xfffe)
+        });
+        if invalid {
+            DROP.to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
+    htmlize::unescape(marked.as_ref()).replace(DROP, "")
 }
 
 /// GQR-unseen's `reddit_post(title, body)`: `None` for bot threads (daily/weekly discussion,
