@@ -77,6 +77,23 @@ pub fn py_lower(s: &str) -> String {
 /// GQR's `normalize(t)`: lowercase, every non-`\w`-non-`\s` char becomes a space, runs of
 /// `\s` collapse to one space, the ends are stripped.
 pub fn normalize(t: &str) -> String {
+    if t.is_ascii() {
+        // Fast path: ASCII lowercase is the whole of `str.lower()` here.
+        let mut out = String::with_capacity(t.len());
+        let mut pending = false;
+        for b in t.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                if pending && !out.is_empty() {
+                    out.push(' ');
+                }
+                pending = false;
+                out.push(b.to_ascii_lowercase() as char);
+            } else {
+                pending = true;
+            }
+        }
+        return out;
+    }
     let lower = py_lower(t);
     let mut out = String::with_capacity(lower.len());
     let mut pending = false;
@@ -163,8 +180,16 @@ pub fn shingles_of_normalized(n: &str, k: usize) -> HashSet<String> {
 
 /// Call `f` on every k-word shingle of the normalized text `n` (windows may repeat).
 fn for_each_shingle(n: &str, k: usize, mut f: impl FnMut(&str)) {
+    any_shingle(n, k, |s| {
+        f(s);
+        false
+    });
+}
+
+/// Whether `f` returns true for some k-word shingle of `n` (stops at the first).
+fn any_shingle(n: &str, k: usize, mut f: impl FnMut(&str) -> bool) -> bool {
     if n.is_empty() {
-        return;
+        return false;
     }
     // Byte offsets of word starts; words are separated by exactly one space.
     let mut starts = vec![0usize];
@@ -175,19 +200,41 @@ fn for_each_shingle(n: &str, k: usize, mut f: impl FnMut(&str)) {
     }
     let words = starts.len();
     if words < k {
-        f(n);
-        return;
+        return f(n);
     }
-    for w in 0..=words - k {
+    (0..=words - k).any(|w| {
         let start = starts[w];
         let end = if w + k < words {
             starts[w + k] - 1
         } else {
             n.len()
         };
-        f(&n[start..end]);
+        f(&n[start..end])
+    })
+}
+
+/// A pass-through hasher for sets of BLAKE2b-64 digests (already uniformly distributed).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
+
+/// A set of digests keyed by their own value.
+pub type DigestSet = HashSet<u64, std::hash::BuildHasherDefault<DigestHasher>>;
 
 /// GQR's `_digest(s)`: BLAKE2b with digest size 8 (parameter block, not a truncation),
 /// unkeyed, over UTF-8 `s`, read as a big-endian u64.
@@ -358,7 +405,7 @@ mod tests {
 #[derive(Debug, Clone, Default)]
 pub struct OverlapIndex {
     exact: HashSet<String>,
-    shingles: HashSet<u64>,
+    shingles: DigestSet,
 }
 
 /// Shingle width of the overlap screens (`SHINGLE_WORDS`).
@@ -410,13 +457,7 @@ impl OverlapIndex {
         if self.exact.contains(n) {
             return true;
         }
-        let mut found = false;
-        for_each_shingle(n, SHINGLE_WORDS, |s| {
-            if !found && self.shingles.contains(&digest(s)) {
-                found = true;
-            }
-        });
-        found
+        any_shingle(n, SHINGLE_WORDS, |s| self.shingles.contains(&digest(s)))
     }
 
     /// The normalized texts held (unordered).
