@@ -101,7 +101,7 @@ fn fetch_one(
             }
             other => Err(anyhow::anyhow!("unknown source kind {other}")),
         };
-        match res.and_then(|bytes| install(&bytes, dest, want).map(|()| ())) {
+        match res.and_then(|bytes| install(&bytes, dest, want)) {
             Ok(()) => return Ok(format!("from {kind} {}", field(s, "package"))),
             Err(e) => errors.push(format!("{kind} {}: {e:#}", field(s, "package"))),
         }

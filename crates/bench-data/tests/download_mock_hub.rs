@@ -17,9 +17,12 @@ enum Route {
     Truncate(Vec<u8>, usize),
 }
 
+/// Requests seen: (path, Range start).
+type Log = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 struct Mock {
     base: String,
-    log: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    log: Log,
 }
 
 fn mock(routes: Vec<(String, Route)>) -> Mock {

@@ -29,7 +29,10 @@ const UNSEEN: [&str; 9] = [
 ];
 
 /// 1M rows: 600k ID (truth, prediction) and 400k OOD (set, prediction), xorshift-random.
-fn rows() -> (Vec<(i64, i64)>, Vec<(usize, i64)>) {
+/// ID rows `(truth, prediction)` and OOD rows `(set index, prediction)`.
+type Rows = (Vec<(i64, i64)>, Vec<(usize, i64)>);
+
+fn rows() -> Rows {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = || {
         x ^= x << 13;
