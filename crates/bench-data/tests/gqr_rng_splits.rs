@@ -17,11 +17,11 @@ fn golden_rng_vectors() {
     let dir = shared.join("golden/gqr/rng");
     for path in json_files(&dir) {
         let j = load_json(&path);
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let name = kind_of(&path, &["seedsequence", "pcg64", "mt19937", "permutations"]);
         let cases = j["cases"].as_array().expect("cases");
         for c in cases {
-            match name.as_str() {
-                "seedsequence.json" => {
+            match name {
+                "seedsequence" => {
                     let e: u128 = c["entropy"].as_str().unwrap().parse().unwrap();
                     let ss = SeedSequence::new(e);
                     let pool: Vec<u64> = ss.pool().iter().map(|&x| x as u64).collect();
@@ -31,7 +31,7 @@ fn golden_rng_vectors() {
                     assert_eq!(g32, u64s(&c["generate_state_u32_8"]));
                     assert_eq!(ss.generate_state_u64(4), u64s(&c["generate_state_u64_4"]));
                 }
-                "pcg64.json" => {
+                "pcg64" => {
                     let seed = c["seed"].as_u64().unwrap() as u128;
                     let mut p = Pcg64::new(seed);
                     let (is, iq) = p.init_words();
@@ -43,14 +43,14 @@ fn golden_rng_vectors() {
                     let got: Vec<u64> = (0..12).map(|_| p.next_u32() as u64).collect();
                     assert_eq!(got, u64s(&c["next_u32_first12_buffered_low_then_high"]));
                 }
-                "mt19937.json" => {
+                "mt19937" => {
                     let seed = c["seed"].as_u64().unwrap() as u32;
                     let mut m = Mt19937::new(seed);
                     let out: Vec<u64> = (0..630).map(|_| m.next_u32() as u64).collect();
                     assert_eq!(out[..10].to_vec(), u64s(&c["next_u32_first10"]));
                     assert_eq!(out[620..630].to_vec(), u64s(&c["next_u32_620_to_629"]));
                 }
-                "permutations.json" => {
+                "permutations" => {
                     let seed = c["seed"].as_u64().unwrap();
                     let n = c["n"].as_u64().unwrap() as usize;
                     assert_eq!(
@@ -76,11 +76,20 @@ fn golden_split_vectors() {
     let dir = shared.join("golden/gqr/splits");
     for path in json_files(&dir) {
         let j = load_json(&path);
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let name = kind_of(
+            &path,
+            &[
+                "hf_train_test_split",
+                "pandas_sample",
+                "sklearn_approximate_mode",
+                "sklearn_stratified_split",
+                "sklearn_plain_split",
+            ],
+        );
         for c in j["cases"].as_array().expect("cases") {
             let seed = c["seed"].as_u64().unwrap();
-            match name.as_str() {
-                "hf_train_test_split.json" => {
+            match name {
+                "hf_train_test_split" => {
                     let n = c["n"].as_u64().unwrap() as usize;
                     let ts = c["test_size"].as_f64().unwrap();
                     let r = hf_train_test_split(n, ts, seed);
@@ -92,7 +101,7 @@ fn golden_split_vectors() {
                     assert_eq!(tr, usizes(&c["train_row_ids"]), "hf n={n} ts={ts}");
                     assert_eq!(te, usizes(&c["test_row_ids"]));
                 }
-                "pandas_sample.json" => {
+                "pandas_sample" => {
                     let n = c["n"].as_u64().unwrap() as usize;
                     let pos = usizes(&c["positions"]);
                     let got = pandas_sample(n, pos.len(), seed as u32).unwrap();
@@ -106,7 +115,7 @@ fn golden_split_vectors() {
                         .collect();
                     assert_eq!(labels, want);
                 }
-                "sklearn_approximate_mode.json" => {
+                "sklearn_approximate_mode" => {
                     let mut m = Mt19937::new(seed as u32);
                     let r = approximate_mode(
                         &usizes(&c["class_counts"]),
@@ -120,7 +129,7 @@ fn golden_split_vectors() {
                         "{c}"
                     );
                 }
-                "sklearn_stratified_split.json" => {
+                "sklearn_stratified_split" => {
                     let y: Vec<&str> = c["y"]
                         .as_array()
                         .unwrap()
@@ -153,7 +162,7 @@ fn golden_split_vectors() {
                         .collect();
                     assert_eq!(s.classes, classes);
                 }
-                "sklearn_plain_split.json" => {
+                "sklearn_plain_split" => {
                     let n = c["n"].as_u64().unwrap() as usize;
                     let ts = c["test_size"].as_f64().unwrap();
                     let (tr, te) = plain_train_test_split(n, ts, seed as u32).unwrap();

@@ -238,12 +238,10 @@ fn golden_scoring_vectors() {
         return;
     };
     for path in json_files(&shared.join("golden/gqr/scoring")) {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        match name.as_str() {
-            "score_cases.json" => score_cases(&path),
-            "unseen_scores_cases.json" => unseen_cases(&path),
-            "mean_order_cases.json" => mean_order_cases(&path),
-            other => panic!("unknown scoring golden file {other}: add a handler"),
+        match kind_of(&path, &["score", "unseen_scores", "mean_order"]) {
+            "score" => score_cases(&path),
+            "unseen_scores" => unseen_cases(&path),
+            _ => mean_order_cases(&path),
         }
     }
 }

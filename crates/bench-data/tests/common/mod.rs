@@ -196,3 +196,15 @@ impl Ordered {
         }
     }
 }
+
+/// Which known kind a golden file is: the longest of `kinds` that prefixes its file name
+/// (so held-back files such as `select_unseen_more.json` reach the right handler).
+pub(crate) fn kind_of<'a>(path: &std::path::Path, kinds: &[&'a str]) -> &'a str {
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    kinds
+        .iter()
+        .filter(|k| name.starts_with(*k))
+        .max_by_key(|k| k.len())
+        .copied()
+        .unwrap_or_else(|| panic!("unknown golden file {name}: add a handler"))
+}
