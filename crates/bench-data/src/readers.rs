@@ -66,11 +66,31 @@ pub fn read_rows(
     header: bool,
     columns: &[String],
 ) -> Result<Vec<Record>, ReadError> {
+    let mut out = Vec::new();
+    for_each_row(name, bytes, format, header, columns, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+/// Stream the rows of `bytes` to `f` one at a time (CSV, JSONL and Parquet never hold more
+/// than one parsed row; a JSON array is parsed whole). Returns the number of rows.
+pub fn for_each_row(
+    name: &str,
+    bytes: &[u8],
+    format: Format,
+    header: bool,
+    columns: &[String],
+    f: &mut dyn FnMut(Record),
+) -> Result<u64, ReadError> {
     match format {
-        Format::Csv => read_csv(name, bytes, header, columns),
-        Format::Json => read_json(name, bytes),
-        Format::Jsonl => read_jsonl(name, bytes),
-        Format::Parquet => read_parquet(name, bytes),
+        Format::Csv => each_csv(name, bytes, header, columns, f),
+        Format::Json => {
+            let rows = read_json(name, bytes)?;
+            let n = rows.len() as u64;
+            rows.into_iter().for_each(&mut *f);
+            Ok(n)
+        }
+        Format::Jsonl => each_jsonl(name, bytes, f),
+        Format::Parquet => each_parquet(name, bytes, f),
     }
 }
 
@@ -81,6 +101,18 @@ pub fn read_csv(
     header: bool,
     columns: &[String],
 ) -> Result<Vec<Record>, ReadError> {
+    let mut out = Vec::new();
+    each_csv(name, bytes, header, columns, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+fn each_csv(
+    name: &str,
+    bytes: &[u8],
+    header: bool,
+    columns: &[String],
+    f: &mut dyn FnMut(Record),
+) -> Result<u64, ReadError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(header)
         .flexible(false)
@@ -99,7 +131,7 @@ pub fn read_csv(
     } else {
         columns.to_vec()
     };
-    let mut out = Vec::new();
+    let mut n = 0u64;
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| err(i as u64 + 1 + header as u64, &e))?;
         let mut row = Record::new();
@@ -112,9 +144,10 @@ pub fn read_csv(
             };
             row.insert(key, v);
         }
-        out.push(row);
+        f(row);
+        n += 1;
     }
-    Ok(out)
+    Ok(n)
 }
 
 fn as_record(name: &str, line: u64, v: Value) -> Result<Record, ReadError> {
@@ -174,6 +207,12 @@ pub fn read_json(name: &str, bytes: &[u8]) -> Result<Vec<Record>, ReadError> {
 /// JSON lines: one object per non-blank line.
 pub fn read_jsonl(name: &str, bytes: &[u8]) -> Result<Vec<Record>, ReadError> {
     let mut out = Vec::new();
+    each_jsonl(name, bytes, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+fn each_jsonl(name: &str, bytes: &[u8], f: &mut dyn FnMut(Record)) -> Result<u64, ReadError> {
+    let mut n = 0u64;
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = i as u64 + 1;
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -184,14 +223,21 @@ pub fn read_jsonl(name: &str, bytes: &[u8]) -> Result<Vec<Record>, ReadError> {
             line: line_no,
             message: e.to_string(),
         })?;
-        out.push(as_record(name, line_no, v)?);
+        f(as_record(name, line_no, v)?);
+        n += 1;
     }
-    Ok(out)
+    Ok(n)
 }
 
 /// Parquet through the record API (each row as a JSON object).
-#[cfg(feature = "parquet")]
 pub fn read_parquet(name: &str, bytes: &[u8]) -> Result<Vec<Record>, ReadError> {
+    let mut out = Vec::new();
+    each_parquet(name, bytes, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+#[cfg(feature = "parquet")]
+fn each_parquet(name: &str, bytes: &[u8], f: &mut dyn FnMut(Record)) -> Result<u64, ReadError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let perr = |e: &dyn std::fmt::Display| ReadError::Parquet {
         name: name.to_string(),
@@ -200,17 +246,18 @@ pub fn read_parquet(name: &str, bytes: &[u8]) -> Result<Vec<Record>, ReadError> 
     let data = bytes::Bytes::copy_from_slice(bytes);
     let reader = SerializedFileReader::new(data).map_err(|e| perr(&e))?;
     let iter = reader.get_row_iter(None).map_err(|e| perr(&e))?;
-    let mut out = Vec::new();
+    let mut n = 0u64;
     for row in iter {
         let row = row.map_err(|e| perr(&e))?;
-        out.push(as_record(name, 1, row.to_json_value())?);
+        f(as_record(name, n + 1, row.to_json_value())?);
+        n += 1;
     }
-    Ok(out)
+    Ok(n)
 }
 
 /// Parquet support is compiled out.
 #[cfg(not(feature = "parquet"))]
-pub fn read_parquet(name: &str, _bytes: &[u8]) -> Result<Vec<Record>, ReadError> {
+fn each_parquet(name: &str, _bytes: &[u8], _f: &mut dyn FnMut(Record)) -> Result<u64, ReadError> {
     Err(ReadError::Unsupported {
         name: name.to_string(),
         format: Format::Parquet,

@@ -2,14 +2,14 @@
 //! the v1 splits, the OOD sets, the v2 background class and GQR-unseen, and the export rows.
 
 use super::registry::{DatasetEntry, Registry, Role, SourceEntry};
-use super::rows::{FilterStats, RowText, apply_filters};
+use super::rows::{FilterStats, RowText};
 use super::select::{
     BackgroundShortfall, Stats, UnseenSetStats, candidate_limit, select_background, select_unseen,
     smallest_eligible,
 };
 use super::text::{OverlapIndex, fingerprint};
 use super::v1::{Frame, IdSource, V1Error, V1Splits, dev_subset, pandas_shuffle, v1_splits};
-use crate::readers::{ReadError, read_rows};
+use crate::readers::{ReadError, for_each_row};
 use routeval_core::Domain;
 use serde::{Deserialize, Serialize};
 
@@ -166,6 +166,71 @@ pub struct Unavailable {
     pub reason: String,
 }
 
+/// Rows streamed through a dataset's filters and text builder, one at a time.
+struct RowPipeline<'a> {
+    dataset: &'a DatasetEntry,
+    needed: Vec<String>,
+    seen: std::collections::HashSet<String>,
+    first_columns: Vec<String>,
+    rows_read: u64,
+    reached: Vec<u64>,
+    dropped: Vec<u64>,
+    survivors: u64,
+    texts: Vec<Option<String>>,
+    rejected: u64,
+}
+
+impl<'a> RowPipeline<'a> {
+    fn new(dataset: &'a DatasetEntry, needed: Vec<String>) -> Self {
+        let k = dataset.filters.len();
+        RowPipeline {
+            dataset,
+            needed,
+            seen: Default::default(),
+            first_columns: Vec::new(),
+            rows_read: 0,
+            reached: vec![0; k],
+            dropped: vec![0; k],
+            survivors: 0,
+            texts: Vec::new(),
+            rejected: 0,
+        }
+    }
+
+    /// One row: note its columns, apply the filters in order (a `head` filter counts the rows
+    /// reaching it), build the text.
+    fn push(&mut self, row: super::rows::Record) {
+        if self.rows_read == 0 {
+            let mut cols: Vec<String> = row.keys().cloned().collect();
+            cols.sort();
+            self.first_columns = cols;
+        }
+        self.rows_read += 1;
+        for c in &self.needed {
+            if !self.seen.contains(c) && row.contains_key(c) {
+                self.seen.insert(c.clone());
+            }
+        }
+        for (k, f) in self.dataset.filters.iter().enumerate() {
+            let pass = match f {
+                super::rows::Filter::Head { n } => self.reached[k] < *n as u64,
+                f => f.keep(&row),
+            };
+            self.reached[k] += 1;
+            if !pass {
+                self.dropped[k] += 1;
+                return;
+            }
+        }
+        self.survivors += 1;
+        match self.dataset.text.text(&row) {
+            RowText::Text(t) => self.texts.push(Some(t)),
+            RowText::Missing => self.texts.push(None),
+            RowText::Rejected => self.rejected += 1,
+        }
+    }
+}
+
 /// Load `dataset`: try each source alternative in order; read, rename, check columns, filter,
 /// build texts.
 pub fn load_dataset(
@@ -183,43 +248,6 @@ pub fn load_dataset(
             reasons.push(why);
             continue;
         }
-        let mut rows = Vec::new();
-        let mut file_names = Vec::new();
-        for file in &source.files {
-            let Some(bytes) = fetch.fetch(registry, dataset, source, file)? else {
-                reasons.push(format!("{} not available", source.mirror_path(file)));
-                continue 'sources;
-            };
-            let mut got = read_rows(
-                file,
-                &bytes,
-                source.format,
-                source.csv_header,
-                &source.columns,
-            )
-            .map_err(|e| BuildError::Read {
-                dataset: dataset.name.clone(),
-                source: e,
-            })?;
-            if !source.rename.is_empty() {
-                for r in &mut got {
-                    for (from, to) in &source.rename {
-                        if let Some(v) = r.remove(from) {
-                            r.insert(to.clone(), v);
-                        }
-                    }
-                }
-            }
-            rows.extend(got);
-            file_names.push(file.clone());
-        }
-        let file = file_names.join(", ");
-        if rows.is_empty() {
-            return Err(BuildError::EmptySource {
-                dataset: dataset.name.clone(),
-                file,
-            });
-        }
         let mut needed: Vec<String> = dataset
             .text
             .columns()
@@ -232,33 +260,67 @@ pub fn load_dataset(
                 needed.push(c.to_string());
             }
         }
-        for c in needed {
-            if !rows.iter().any(|r| r.contains_key(&c)) {
-                let mut found: Vec<&String> = rows[0].keys().collect();
-                found.sort();
-                return Err(BuildError::MissingColumn {
-                    dataset: dataset.name.clone(),
-                    column: c,
-                    file,
-                    found: found
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
+        let mut pipe = RowPipeline::new(dataset, needed);
+        let mut file_names = Vec::new();
+        for file in &source.files {
+            let Some(bytes) = fetch.fetch(registry, dataset, source, file)? else {
+                reasons.push(format!("{} not available", source.mirror_path(file)));
+                continue 'sources;
+            };
+            for_each_row(
+                file,
+                &bytes,
+                source.format,
+                source.csv_header,
+                &source.columns,
+                &mut |mut r| {
+                    for (from, to) in &source.rename {
+                        if let Some(v) = r.remove(from) {
+                            r.insert(to.clone(), v);
+                        }
+                    }
+                    pipe.push(r);
+                },
+            )
+            .map_err(|e| BuildError::Read {
+                dataset: dataset.name.clone(),
+                source: e,
+            })?;
+            file_names.push(file.clone());
         }
-        let rows_read = rows.len() as u64;
-        let (kept, stats) = apply_filters(rows, &dataset.filters);
-        let mut texts = Vec::with_capacity(kept.len());
-        let mut rejected = 0;
-        for r in &kept {
-            match dataset.text.text(r) {
-                RowText::Text(t) => texts.push(Some(t)),
-                RowText::Missing => texts.push(None),
-                RowText::Rejected => rejected += 1,
-            }
+        let file = file_names.join(", ");
+        if pipe.rows_read == 0 {
+            return Err(BuildError::EmptySource {
+                dataset: dataset.name.clone(),
+                file,
+            });
         }
+        if let Some(c) = pipe.needed.iter().find(|c| !pipe.seen.contains(*c)) {
+            return Err(BuildError::MissingColumn {
+                dataset: dataset.name.clone(),
+                column: c.clone(),
+                file,
+                found: pipe.first_columns.join(", "),
+            });
+        }
+        let RowPipeline {
+            rows_read,
+            texts,
+            rejected,
+            dropped,
+            survivors,
+            ..
+        } = pipe;
+        let stats = FilterStats {
+            rows_in: rows_read,
+            dropped: dataset
+                .filters
+                .iter()
+                .map(|f| f.describe())
+                .zip(dropped)
+                .collect(),
+            rows_out: survivors,
+        };
         let used = match (&source.repo, &source.revision) {
             (Some(repo), Some(rev)) => format!("{repo}@{rev}"),
             (Some(repo), None) => format!("{repo}@{} (unpinned)", registry.default_revision),
