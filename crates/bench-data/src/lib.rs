@@ -2,8 +2,18 @@
 //!
 //! Pinned benchmark data for routeval (IO layer).
 //!
-//! Will own: the CommonRouterBench question bank (streamed JSONL, `manifest.json`, row
-//! validation, trajectories, Python-`random`-compatible stratified sampling), the GQR-Bench
-//! dataset registry, Hugging Face hub downloader (pinned revisions, blake3-checked, resumable,
-//! atomic cache writes), source readers (CSV, JSON/JSONL, Parquet) and the exact GQR split
-//! procedures. This is one of the crates allowed to do IO (see `ARCHITECTURE.md`).
+//! * [`nprandom`]: bit-exact numpy/pandas/scikit-learn/`datasets` random procedures.
+//! * [`gqr`]: GQR-Bench: the dataset registry, text helpers with Python semantics, the exact
+//!   v1 split, the OOD sets, the v2 background class and GQR-unseen.
+//! * [`download`]: the Hugging Face hub downloader (pinned revisions, resumable, blake3-checked,
+//!   atomic cache writes) and `--from DIR` mirrors.
+//! * [`readers`]: source readers (CSV, JSON, JSONL, Parquet behind the default `parquet`
+//!   feature) that turn bytes into rows.
+//!
+//! This is one of the crates allowed to do IO (see `ARCHITECTURE.md`); the procedures
+//! themselves are pure functions of rows.
+
+pub mod download;
+pub mod gqr;
+pub mod nprandom;
+pub mod readers;

@@ -5,6 +5,7 @@
 
 mod common;
 mod trec;
+mod gqr;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -23,12 +24,15 @@ enum Command {
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
+    /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
+    Gqr(gqr::GqrArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
+        Command::Gqr(args) => gqr::run(args),
     };
     common::finish(result)
 }

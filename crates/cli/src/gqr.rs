@@ -1,0 +1,691 @@
+//! `routeval gqr`: GQR-Bench (guarded query routing) export and scoring.
+//!
+//! * `routeval gqr export --split SPLIT [--version v1|v2] [-o FILE.jsonl]` writes one
+//!   `{"id", "text", "label", "domain", "dataset"}` per line (ids `<split>/<dataset>/<index>`).
+//! * `routeval gqr score --predictions FILE.jsonl | --cmd "ROUTER" [--unseen] [--json]` scores
+//!   a router: ID accuracy, per-OOD-set accuracy, mean OOD accuracy and the GQR score (or, with
+//!   `--unseen`, the GQR-unseen score). Missing sets are listed and the score is then named a
+//!   *partial* score.
+//!
+//! The data comes from a build (`cargo xtask build-data gqr`, default `$GQR_CACHE_DIR/build`,
+//! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
+
+use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
+use routeval_bench_data::download::gqr_cache_dir;
+use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
+use routeval_bench_data::gqr::registry::Registry;
+use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
+use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
+use routeval_routing_scores::gqr::{GqrAccumulator, RawLabel, UnseenAccumulator};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `routeval gqr`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GqrArgs {
+    #[command(subcommand)]
+    command: GqrCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum GqrCommand {
+    /// Write a split as JSONL for a router: {"id", "text", "label", "domain", "dataset"}.
+    Export(ExportArgs),
+    /// Score a router's predictions (a JSONL file or a persistent command).
+    Score(ScoreArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DataArgs {
+    /// A GQR build directory (default: `$GQR_CACHE_DIR/build`, i.e. `~/.cache/gqr/build`).
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    build_dir: Option<PathBuf>,
+    /// Build in memory from a local mirror of the sources instead (as `cargo xtask build-data
+    /// gqr --from DIR`).
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum Split {
+    /// dev_train then dev_eval (1,000 rows each).
+    Dev,
+    /// The training split (28,800 rows in v1).
+    Train,
+    /// The eval split (7,200 rows in v1).
+    Eval,
+    /// The ID test set (9,000 rows).
+    IdTest,
+    /// The seven OOD test sets.
+    OodTest,
+    /// The nine GQR-unseen ID sets.
+    UnseenId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Version {
+    /// Three ID domains.
+    V1,
+    /// v1 plus the background class (label 3) in train and eval.
+    V2,
+}
+
+#[derive(Debug, clap::Args)]
+struct ExportArgs {
+    /// Which split.
+    #[arg(long, value_enum)]
+    split: Split,
+    /// Training-data version (test sets are the same in both).
+    #[arg(long, value_enum, default_value = "v1")]
+    version: Version,
+    /// Write to PATH instead of stdout.
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct ScoreArgs {
+    /// Predictions, one {"id", "label"} per line (`-` = stdin).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "cmd",
+        conflicts_with = "cmd"
+    )]
+    predictions: Option<PathBuf>,
+    /// A router command (run with `sh -c`), kept running: one JSON string per line in, one
+    /// integer label per line out.
+    #[arg(long, value_name = "ROUTER")]
+    cmd: Option<String>,
+    /// Score GQR-unseen (the nine unseen ID sets with the OOD sets) instead of GQR.
+    #[arg(long)]
+    unseen: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write what would be printed to PATH.
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+pub(crate) fn run(args: GqrArgs) -> CmdResult {
+    match args.command {
+        GqrCommand::Export(a) => export(a),
+        GqrCommand::Score(a) => score(a),
+    }
+}
+
+/// The splits of a build, read from disk or built from a mirror.
+struct Data {
+    splits: HashMap<String, Vec<ExportRow>>,
+    missing: Vec<(String, String)>,
+    origin: String,
+}
+
+impl Data {
+    fn load(a: &DataArgs, wanted: &[&str]) -> Result<Data, Failure> {
+        if let Some(dir) = &a.from {
+            let reg = Registry::load().map_err(Failure::bad_input)?;
+            let mut m = MirrorDir { root: dir.clone() };
+            let b =
+                build_all(&reg, &mut m, &BuildOptions::default()).map_err(Failure::bad_input)?;
+            return Ok(Data {
+                splits: b.splits.into_iter().collect(),
+                missing: b.missing.into_iter().map(|u| (u.name, u.reason)).collect(),
+                origin: format!("mirror {}", dir.display()),
+            });
+        }
+        let dir = a
+            .build_dir
+            .clone()
+            .unwrap_or_else(|| build_dir(&gqr_cache_dir()));
+        let manifest = read_manifest(&dir).map_err(Failure::bad_input)?;
+        let mut splits = HashMap::new();
+        for w in wanted {
+            if manifest
+                .files
+                .iter()
+                .any(|f| f.path == format!("{w}.jsonl"))
+            {
+                splits.insert(
+                    w.to_string(),
+                    read_split(&dir, w).map_err(Failure::bad_input)?,
+                );
+            }
+        }
+        Ok(Data {
+            splits,
+            missing: manifest
+                .missing
+                .into_iter()
+                .map(|u| (u.name, u.reason))
+                .collect(),
+            origin: format!("build {}", dir.display()),
+        })
+    }
+
+    fn split(&self, name: &str) -> Result<&Vec<ExportRow>, Failure> {
+        self.splits.get(name).ok_or_else(|| {
+            let why = if self.missing.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (missing sources: {})",
+                    self.missing
+                        .iter()
+                        .map(|m| m.0.trim())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            Failure::bad_input(format!(
+                "split {name} is not available in {}{why}",
+                self.origin
+            ))
+        })
+    }
+}
+
+fn export(a: ExportArgs) -> CmdResult {
+    let names: Vec<&str> = match (a.split, a.version) {
+        (Split::Dev, Version::V1) => vec!["dev_train", "dev_eval"],
+        (Split::Dev, Version::V2) => {
+            return Err(Failure::bad_input(
+                "--split dev has no v2 form (upstream's dev sets are v1)",
+            ));
+        }
+        (Split::Train, Version::V1) => vec!["train"],
+        (Split::Train, Version::V2) => vec!["train_v2"],
+        (Split::Eval, Version::V1) => vec!["eval"],
+        (Split::Eval, Version::V2) => vec!["eval_v2"],
+        (Split::IdTest, _) => vec!["id_test"],
+        (Split::OodTest, _) => vec!["ood_test"],
+        (Split::UnseenId, _) => vec!["unseen_id"],
+    };
+    let data = Data::load(&a.data, &names)?;
+    let mut out = Vec::new();
+    let mut n = 0usize;
+    for name in &names {
+        for r in data.split(name)? {
+            out.extend_from_slice(serde_json::to_string(r).unwrap_or_default().as_bytes());
+            out.push(b'\n');
+            n += 1;
+        }
+    }
+    emit(a.output.as_ref(), &out)?;
+    eprintln!("gqr export: {n} rows from {}", data.origin);
+    Ok(EXIT_OK)
+}
+
+/// Per-text router latencies in milliseconds.
+#[derive(Debug, Default)]
+struct Latency(Vec<f64>);
+
+impl Latency {
+    /// numpy's default ('linear') percentile, `q` in 0..=100.
+    fn percentile(&self, q: f64) -> Option<f64> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut v = self.0.clone();
+        v.sort_by(f64::total_cmp);
+        let pos = q / 100.0 * (v.len() - 1) as f64;
+        let lo = pos.floor() as usize;
+        let hi = pos.ceil() as usize;
+        Some(v[lo] + (v[hi] - v[lo]) * (pos - lo as f64))
+    }
+}
+
+/// A persistent router process.
+struct Router {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    cmd: String,
+    line: u64,
+}
+
+impl Router {
+    fn spawn(cmd: &str) -> Result<Router, Failure> {
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| Failure::bad_input(format!("--cmd {cmd:?}: cannot start: {e}")))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Failure::bad_input("router stdin"))?;
+        let stdout = BufReader::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| Failure::bad_input("router stdout"))?,
+        );
+        Ok(Router {
+            child,
+            stdin,
+            stdout,
+            cmd: cmd.to_string(),
+            line: 0,
+        })
+    }
+
+    fn route(&mut self, text: &str) -> Result<RawLabel, Failure> {
+        self.line += 1;
+        let fail = |what: String| {
+            Failure::bad_input(format!(
+                "router {:?}: output line {}: {what}",
+                self.cmd, self.line
+            ))
+        };
+        let mut msg = serde_json::to_string(text).unwrap_or_default();
+        msg.push('\n');
+        self.stdin
+            .write_all(msg.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| fail(format!("cannot write: {e}")))?;
+        let mut reply = String::new();
+        let n = self
+            .stdout
+            .read_line(&mut reply)
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if n == 0 {
+            return Err(fail("the router exited before answering".into()));
+        }
+        let t = reply.trim();
+        match serde_json::from_str::<Value>(t)
+            .ok()
+            .and_then(|v| RawLabel::from_json(&v))
+        {
+            Some(l @ (RawLabel::Int(_) | RawLabel::Float(_))) => Ok(l),
+            _ => Err(fail(format!("expected an integer label, got {t:?}"))),
+        }
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel, u64)>, Failure> {
+    let name = display_name(path);
+    let reader = open_input(path)?;
+    let mut preds = HashMap::new();
+    for (i, line) in reader.lines().enumerate() {
+        let ln = i as u64 + 1;
+        let line =
+            line.map_err(|e| Failure::bad_input(format!("{name}:{ln}: cannot read: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line)
+            .map_err(|e| Failure::bad_input(format!("{name}:{ln}: bad JSON: {e}")))?;
+        let id = v.get("id").and_then(Value::as_str).ok_or_else(|| {
+            Failure::bad_input(format!("{name}:{ln}: missing string field \"id\""))
+        })?;
+        let label = v
+            .get("label")
+            .and_then(RawLabel::from_json)
+            .ok_or_else(|| {
+                Failure::bad_input(format!(
+                    "{name}:{ln}: missing or non-numeric field \"label\""
+                ))
+            })?;
+        if preds.insert(id.to_string(), (label, ln)).is_some() {
+            return Err(Failure::bad_input(format!(
+                "{name}:{ln}: duplicate id {id:?}"
+            )));
+        }
+    }
+    Ok(preds)
+}
+
+fn f(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:6.2}%", 100.0 * x)
+    } else {
+        "   n/a ".into()
+    }
+}
+
+fn score(a: ScoreArgs) -> CmdResult {
+    let (id_split, expected_id): (&str, Vec<String>) = if a.unseen {
+        (
+            "unseen_id",
+            UNSEEN_SETS.iter().map(|(n, _)| n.to_string()).collect(),
+        )
+    } else {
+        ("id_test", Vec::new())
+    };
+    let data = Data::load(&a.data, &[id_split, "ood_test"])?;
+    let empty = Vec::new();
+    let id_rows = data.splits.get(id_split).unwrap_or(&empty);
+    let ood_rows = data.splits.get("ood_test").unwrap_or(&empty);
+    if id_rows.is_empty() && ood_rows.is_empty() {
+        return Err(data
+            .split(id_split)
+            .err()
+            .unwrap_or_else(|| Failure::bad_input("no rows to score")));
+    }
+    // Which sets are missing.
+    let mut missing: Vec<String> = Vec::new();
+    if a.unseen {
+        for s in &expected_id {
+            if !id_rows.iter().any(|r| &r.dataset == s) {
+                missing.push(s.clone());
+            }
+        }
+    } else if id_rows.is_empty() {
+        missing.push("id_test (law, finance, healthcare)".into());
+    }
+    for s in OOD_SETS {
+        if !ood_rows.iter().any(|r| r.dataset == s) {
+            missing.push(s.to_string());
+        }
+    }
+    // Predictions.
+    let total = id_rows.len() + ood_rows.len();
+    let mut labels: Vec<RawLabel> = Vec::with_capacity(total);
+    let mut latency = Latency::default();
+    match (&a.predictions, &a.cmd) {
+        (Some(p), _) => {
+            let mut preds = read_predictions(p)?;
+            let mut absent = Vec::new();
+            for r in id_rows.iter().chain(ood_rows) {
+                match preds.remove(&r.id) {
+                    Some((l, _)) => labels.push(l),
+                    None => absent.push(r.id.clone()),
+                }
+            }
+            if !absent.is_empty() {
+                return Err(Failure::bad_input(format!(
+                    "{}: no prediction for {} of {total} rows (first: {})",
+                    display_name(p),
+                    absent.len(),
+                    absent
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            if !preds.is_empty() {
+                let mut extra: Vec<(&String, u64)> = preds.iter().map(|(k, v)| (k, v.1)).collect();
+                extra.sort_by_key(|x| x.1);
+                eprintln!(
+                    "warning: {}: {} predictions have ids not in the scored sets and were ignored (first: line {} {:?})",
+                    display_name(p),
+                    extra.len(),
+                    extra[0].1,
+                    extra[0].0
+                );
+            }
+        }
+        (None, Some(cmd)) => {
+            let mut router = Router::spawn(cmd)?;
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            for r in id_rows.iter().chain(ood_rows) {
+                let t0 = Instant::now();
+                let l = router.route(&r.text)?;
+                latency.0.push(t0.elapsed().as_secs_f64() * 1000.0);
+                labels.push(l);
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+        }
+        (None, None) => {
+            return Err(Failure::bad_input(
+                "give --predictions FILE or --cmd ROUTER",
+            ));
+        }
+    }
+    let (id_labels, ood_labels) = labels.split_at(id_rows.len());
+    let label_err = |r: &ExportRow, e: routeval_routing_scores::gqr::LabelError| {
+        Failure::bad_input(format!("prediction for {}: {e}", r.id))
+    };
+    let partial = !missing.is_empty();
+    let mut report = serde_json::Map::new();
+    let mut table = String::new();
+    if a.unseen {
+        let mut acc = UnseenAccumulator::default();
+        for (r, l) in id_rows.iter().zip(id_labels) {
+            acc.add_unseen(
+                &r.dataset,
+                r.label as i64,
+                l.cast().map_err(|e| label_err(r, e))?,
+            );
+        }
+        for (r, l) in ood_rows.iter().zip(ood_labels) {
+            acc.add_ood(&r.dataset, l.cast().map_err(|e| label_err(r, e))?);
+        }
+        let s = acc.finish();
+        let key = if partial {
+            "partial_gqr_unseen_score"
+        } else {
+            "gqr_unseen_score"
+        };
+        report.insert("benchmark".into(), json!("GQR-unseen"));
+        report.insert("complete".into(), json!(!partial));
+        report.insert("unseen_id_accuracy".into(), f(s.unseen_id_accuracy));
+        report.insert("ood_accuracy".into(), f(s.ood_accuracy));
+        report.insert(key.into(), f(s.gqr_unseen_score));
+        report.insert(
+            "unseen_id_per_dataset".into(),
+            Value::Object(
+                s.unseen_id_per_dataset
+                    .iter()
+                    .map(|(k, v)| (k.clone(), f(*v)))
+                    .collect(),
+            ),
+        );
+        report.insert(
+            "ood_per_dataset".into(),
+            Value::Object(
+                s.ood_per_dataset
+                    .iter()
+                    .map(|(k, v)| (k.clone(), f(*v)))
+                    .collect(),
+            ),
+        );
+        table.push_str(&format!(
+            "GQR-unseen ({} unseen ID rows, {} OOD rows)\n",
+            id_rows.len(),
+            ood_rows.len()
+        ));
+        table.push_str("  unseen ID set                accuracy\n");
+        for (k, v) in &s.unseen_id_per_dataset {
+            table.push_str(&format!("  {:<26} {}\n", k, pct(*v)));
+        }
+        table.push_str("  OOD set                      accuracy\n");
+        for (k, v) in &s.ood_per_dataset {
+            table.push_str(&format!("  {:<26} {}\n", format!("{k:?}"), pct(*v)));
+        }
+        table.push_str(&format!(
+            "  unseen ID accuracy (macro)   {}\n",
+            pct(s.unseen_id_accuracy)
+        ));
+        table.push_str(&format!(
+            "  OOD accuracy (mean of {} sets) {}\n",
+            s.ood_per_dataset.len(),
+            pct(s.ood_accuracy)
+        ));
+        if partial {
+            table.push_str(&format!(
+                "  PARTIAL GQR-unseen score     {}   (not the GQR-unseen score: sets missing)\n",
+                pct(s.gqr_unseen_score)
+            ));
+        } else {
+            table.push_str(&format!(
+                "  GQR-unseen score             {}\n",
+                pct(s.gqr_unseen_score)
+            ));
+        }
+    } else {
+        let mut acc = GqrAccumulator::default();
+        for (r, l) in id_rows.iter().zip(id_labels) {
+            acc.add_id(r.label as i64, l.strict().map_err(|e| label_err(r, e))?);
+        }
+        for (r, l) in ood_rows.iter().zip(ood_labels) {
+            acc.add_ood(&r.dataset, l.strict().map_err(|e| label_err(r, e))?);
+        }
+        let s = acc.finish();
+        let key = if partial {
+            "partial_gqr_score"
+        } else {
+            "gqr_score"
+        };
+        let have_id = !id_rows.is_empty();
+        report.insert("benchmark".into(), json!("GQR-Bench"));
+        report.insert("complete".into(), json!(!partial));
+        report.insert(
+            "id_accuracy".into(),
+            if have_id {
+                f(s.id_accuracy)
+            } else {
+                Value::Null
+            },
+        );
+        report.insert("ood_accuracy".into(), f(s.ood_accuracy));
+        report.insert(
+            key.into(),
+            if have_id { f(s.gqr_score) } else { Value::Null },
+        );
+        report.insert(
+            "id".into(),
+            if have_id {
+                serde_json::to_value(s.id).unwrap_or_default()
+            } else {
+                Value::Null
+            },
+        );
+        report.insert(
+            "ood_per_dataset".into(),
+            serde_json::to_value(&s.ood_per_dataset).unwrap_or_default(),
+        );
+        table.push_str(&format!(
+            "GQR-Bench ({} ID test rows, {} OOD rows)\n",
+            id_rows.len(),
+            ood_rows.len()
+        ));
+        table.push_str("  set                          accuracy  precision  recall     f1  (sklearn weighted)\n");
+        if have_id {
+            table.push_str(&format!(
+                "  {:<26} {}   {}  {} {}\n",
+                "ID test (pooled)",
+                pct(s.id.accuracy),
+                pct(s.id.precision),
+                pct(s.id.recall),
+                pct(s.id.f1)
+            ));
+        }
+        for d in &s.ood_per_dataset {
+            table.push_str(&format!(
+                "  {:<26} {}   {}  {} {}\n",
+                format!("{:?}", d.dataset),
+                pct(d.eval.accuracy),
+                pct(d.eval.precision),
+                pct(d.eval.recall),
+                pct(d.eval.f1)
+            ));
+        }
+        table.push_str(&format!(
+            "  ID accuracy                  {}\n",
+            if have_id {
+                pct(s.id_accuracy)
+            } else {
+                "   n/a  (ID test set missing)".into()
+            }
+        ));
+        table.push_str(&format!(
+            "  OOD accuracy (mean of {} sets) {}\n",
+            s.ood_per_dataset.len(),
+            pct(s.ood_accuracy)
+        ));
+        if !have_id {
+            table.push_str("  PARTIAL GQR score            n/a  (no ID test set)\n");
+        } else if partial {
+            table.push_str(&format!(
+                "  PARTIAL GQR score            {}   (not the GQR score: sets missing)\n",
+                pct(s.gqr_score)
+            ));
+        } else {
+            table.push_str(&format!(
+                "  GQR score                    {}\n",
+                pct(s.gqr_score)
+            ));
+        }
+    }
+    if partial {
+        let reasons: HashMap<&str, &str> = data
+            .missing
+            .iter()
+            .map(|(n, r)| (n.as_str(), r.as_str()))
+            .collect();
+        let list: Vec<Value> = missing
+            .iter()
+            .map(|m| json!({"set": m, "reason": reasons.get(m.as_str()).copied().unwrap_or("not in the build")}))
+            .collect();
+        report.insert("missing_sets".into(), Value::Array(list));
+        table.push_str(&format!(
+            "  missing sets ({}): {}\n",
+            missing.len(),
+            missing
+                .iter()
+                .map(|m| format!("{m:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if let Some(r) = reasons.get("dkhate").filter(|r| r.contains("gated")) {
+            table.push_str(&format!("  note: dkhate skipped: {r}\n"));
+        }
+    }
+    if !latency.0.is_empty() {
+        let p = |q| latency.percentile(q).unwrap_or(f64::NAN);
+        report.insert(
+            "latency_ms".into(),
+            json!({"p50": f(p(50.0)), "p95": f(p(95.0)), "p99": f(p(99.0)), "texts": latency.0.len()}),
+        );
+        table.push_str(&format!(
+            "  router latency per text      p50 {:.3} ms  p95 {:.3} ms  p99 {:.3} ms  ({} texts)\n",
+            p(50.0),
+            p(95.0),
+            p(99.0),
+            latency.0.len()
+        ));
+    }
+    report.insert("data".into(), json!(data.origin));
+    let out = if a.json {
+        let mut s = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        table
+    };
+    emit(a.output.as_ref(), out.as_bytes())?;
+    Ok(EXIT_OK)
+}

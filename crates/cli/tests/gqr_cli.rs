@@ -1,0 +1,227 @@
+//! `routeval gqr` end to end on the real offline sets (`$ROUTEVAL_SHARED/thirdparty/gqr`)
+//! with the keyword router from `examples/gqr/`, plus bad-input handling.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn shared(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("ROUTEVAL_SHARED") {
+        Some(p) => Some(PathBuf::from(p)),
+        None if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{test} needs ROUTEVAL_SHARED")
+        }
+        None => {
+            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
+            None
+        }
+    }
+}
+
+fn routeval(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .args(args)
+        .env("GQR_CACHE_DIR", "/nonexistent/routeval-test-cache")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn router() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/gqr/keyword_router.sh");
+    assert!(p.is_file());
+    format!("sh {}", p.display())
+}
+
+fn mirror(test: &str) -> Option<String> {
+    let sh = shared(test)?;
+    let m = sh.join("thirdparty/gqr");
+    for f in [
+        "banking77_test.csv",
+        "mmlu_professional_law_test.csv",
+        "webquestions_test.json",
+    ] {
+        assert!(m.join(f).is_file(), "missing shared file {f}");
+    }
+    Some(m.to_string_lossy().into_owned())
+}
+
+#[test]
+fn unseen_score_with_keyword_router_is_labelled_partial() {
+    let Some(m) = mirror("unseen_score_with_keyword_router_is_labelled_partial") else {
+        return;
+    };
+    let (code, out, err) =
+        routeval(&["gqr", "score", "--cmd", &router(), "--unseen", "--from", &m]);
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "banking77",
+        "mmlu_professional_law",
+        "\"web_questions\"",
+        "PARTIAL GQR-unseen score",
+        "missing sets (13)",
+        "p50",
+        "p99",
+    ] {
+        assert!(out.contains(want), "{want} not in:\n{out}");
+    }
+    assert!(
+        !out.contains("\n  GQR-unseen score"),
+        "a partial score is never named the score"
+    );
+    let (code, out, err) = routeval(&[
+        "gqr",
+        "score",
+        "--cmd",
+        &router(),
+        "--unseen",
+        "--from",
+        &m,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["complete"], false);
+    assert!(v.get("gqr_unseen_score").is_none());
+    let s = v["partial_gqr_unseen_score"].as_f64().unwrap();
+    let (a, b) = (
+        v["unseen_id_accuracy"].as_f64().unwrap(),
+        v["ood_accuracy"].as_f64().unwrap(),
+    );
+    assert!((s - (2.0 * a) * b / (a + b)).abs() < 1e-12);
+    assert_eq!(v["missing_sets"].as_array().unwrap().len(), 13);
+    assert_eq!(v["latency_ms"]["texts"], 4032);
+    // The keyword router really routes: banking77 mostly to finance, web questions mostly OOD.
+    assert!(v["unseen_id_per_dataset"]["banking77"].as_f64().unwrap() > 0.5);
+    assert!(v["ood_per_dataset"]["web_questions"].as_f64().unwrap() > 0.8);
+}
+
+#[test]
+fn gqr_score_prints_per_set_accuracy_without_id_test() {
+    let Some(m) = mirror("gqr_score_prints_per_set_accuracy_without_id_test") else {
+        return;
+    };
+    let (code, out, err) = routeval(&["gqr", "score", "--cmd", &router(), "--from", &m]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\"web_questions\"")
+            && out.contains("ID test set missing")
+            && out.contains("PARTIAL GQR score"),
+        "{out}"
+    );
+}
+
+#[test]
+fn export_then_score_predictions_file() {
+    let Some(m) = mirror("export_then_score_predictions_file") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let unseen = dir.path().join("unseen.jsonl");
+    let ood = dir.path().join("ood.jsonl");
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "export",
+        "--split",
+        "unseen_id",
+        "--from",
+        &m,
+        "-o",
+        unseen.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "export",
+        "--split",
+        "ood_test",
+        "--from",
+        &m,
+        "-o",
+        ood.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&unseen)
+        .unwrap()
+        .lines()
+        .chain(std::fs::read_to_string(&ood).unwrap().lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2000 + 2032);
+    assert_eq!(rows[0]["id"], "unseen_id/banking77/0");
+    for k in ["id", "text", "label", "domain", "dataset"] {
+        assert!(rows[0].get(k).is_some(), "{k}");
+    }
+    // Perfect predictions, one wrong OOD answer, one out-of-range label.
+    let mut preds = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let label = match i {
+            2000 => 1,
+            2001 => 7,
+            _ => r["label"].as_i64().unwrap(),
+        };
+        preds.push_str(&format!("{{\"id\": {}, \"label\": {label}}}\n", r["id"]));
+    }
+    let pf = dir.path().join("preds.jsonl");
+    std::fs::write(&pf, &preds).unwrap();
+    let (code, out, err) = routeval(&[
+        "gqr",
+        "score",
+        "--predictions",
+        pf.to_str().unwrap(),
+        "--unseen",
+        "--from",
+        &m,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unseen_id_accuracy"], 1.0);
+    // (serde_json parses floats within 1 ulp; routeval writes them shortest-round-trip.)
+    assert!((v["ood_accuracy"].as_f64().unwrap() - 2030.0 / 2032.0).abs() < 1e-15);
+    // A missing prediction: exit 2, one line naming the file.
+    let short: String = preds.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&pf, short).unwrap();
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "score",
+        "--predictions",
+        pf.to_str().unwrap(),
+        "--unseen",
+        "--from",
+        &m,
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no prediction for 1 of 4032 rows") && err.lines().count() == 1,
+        "{err}"
+    );
+    // A bad JSON line: FILE:LINE.
+    std::fs::write(&pf, "{\"id\": \"x\", \"label\": 1}\nnot json\n").unwrap();
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "score",
+        "--predictions",
+        pf.to_str().unwrap(),
+        "--unseen",
+        "--from",
+        &m,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("preds.jsonl:2: bad JSON"), "{err}");
+}
+
+#[test]
+fn no_build_is_a_clear_error() {
+    let (code, _, err) = routeval(&["gqr", "export", "--split", "id_test"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no GQR-Bench build here") && err.contains("cargo xtask build-data gqr"),
+        "{err}"
+    );
+    let (code, _, err) = routeval(&["gqr", "score", "--cmd", "cat"]);
+    assert_eq!(code, 2, "{err}");
+}

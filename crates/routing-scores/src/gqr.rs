@@ -1,0 +1,592 @@
+//! GQR-Bench scores (`specs/gqr.md` §6): ID accuracy, per-OOD-set accuracy, the GQR score
+//! and the GQR-unseen score, bit-equal to the reference.
+//!
+//! Definitions (Šléher et al., "Guarded Query Routing for Large Language Models", ECAI 2025;
+//! PyPI `gqr` 0.0.5 `score`, repo HEAD `score_batch`, `unseen.py` `unseen_scores`):
+//!
+//! * **ID accuracy** is pooled (micro): correct / rows over the whole ID test set.
+//! * **OOD accuracy** is the mean of per-set accuracies (macro over the OOD sets present), in
+//!   first-appearance order, summed as numpy does ([`numpy_sum`]).
+//! * **GQR score** = `2·(id·ood)/(id+ood)`, the harmonic mean. When both accuracies are 0 the
+//!   reference's `score` returns NaN (0/0) while `score_batch` returns 0.0; routeval returns
+//!   **0.0** in both places (documented deviation from `score`).
+//! * **GQR-unseen**: per-set accuracy for the nine unseen ID sets and the OOD sets, keys in
+//!   sorted name order; `unseen_id_accuracy` and `ood_accuracy` are macro means in that order;
+//!   `gqr_unseen_score = (2·a)·b/(a+b)` if `a+b > 0`, else 0.0.
+//! * The `precision`/`recall`/`f1` blocks are scikit-learn's `average="weighted"`,
+//!   `zero_division=0` values, as the reference's `evaluate` reports them (not used by the
+//!   scores).
+//!
+//! A prediction counts only when it equals the label exactly; labels outside 0..=3 are simply
+//! wrong. The label-type rules of the two reference paths are kept: `score` accepts integers
+//! and integral floats and rejects non-integral floats and strings (scikit-learn raises);
+//! `unseen_scores` casts with `astype(int)` (3.7 → 3, `"3"` → 3).
+//!
+//! Every aggregate is a [`Confusion`] count table, so shards merge exactly
+//! ([`routeval_core::Accumulator`]); the floats are computed once at the end from the counts,
+//! in the reference's order.
+
+use routeval_core::Accumulator;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A router's raw label as it arrived (JSON number or string), before the reference's type
+/// rules are applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawLabel {
+    /// An integer.
+    Int(i64),
+    /// A float (integral or not).
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+impl RawLabel {
+    /// From a JSON value: numbers and strings; anything else is `None`.
+    pub fn from_json(v: &serde_json::Value) -> Option<RawLabel> {
+        match v {
+            serde_json::Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Some(RawLabel::Int(i))
+                } else {
+                    n.as_f64().map(RawLabel::Float)
+                }
+            }
+            serde_json::Value::String(s) => Some(RawLabel::Str(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A label that cannot be scored under the rules of the path used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LabelError {
+    /// `score`: a non-integral float (scikit-learn: "Classification metrics can't handle a mix
+    /// of multiclass and continuous targets").
+    #[error(
+        "label {0} is not an integer (classification metrics can't handle a mix of multiclass and continuous targets)"
+    )]
+    NonIntegral(f64),
+    /// `score`: a string label (scikit-learn: "Mix of label input types (string and number)").
+    #[error("label {0:?} is a string (mix of label input types: string and number)")]
+    String(String),
+    /// `unseen_scores`: a value `astype(int)` cannot cast (NaN, infinity, non-numeric string).
+    #[error("label {0:?} cannot be cast to an integer")]
+    Uncastable(String),
+}
+
+impl RawLabel {
+    /// The label under `score`'s rules (scikit-learn): integers and integral floats.
+    pub fn strict(&self) -> Result<i64, LabelError> {
+        match self {
+            RawLabel::Int(i) => Ok(*i),
+            RawLabel::Float(f) if f.is_finite() && f.fract() == 0.0 => Ok(*f as i64),
+            RawLabel::Float(f) => Err(LabelError::NonIntegral(*f)),
+            RawLabel::Str(s) => Err(LabelError::String(s.clone())),
+        }
+    }
+
+    /// The label under `unseen_scores`' rules (`astype(int)`): floats truncate toward zero,
+    /// strings parse as Python `int()` literals.
+    pub fn cast(&self) -> Result<i64, LabelError> {
+        match self {
+            RawLabel::Int(i) => Ok(*i),
+            RawLabel::Float(f) if f.is_finite() => Ok(f.trunc() as i64),
+            RawLabel::Float(f) => Err(LabelError::Uncastable(f.to_string())),
+            RawLabel::Str(s) => {
+                let t = s.trim().replace('_', "");
+                t.parse::<i64>()
+                    .map_err(|_| LabelError::Uncastable(s.clone()))
+            }
+        }
+    }
+}
+
+/// numpy's float64 `add.reduce` of a contiguous array (pairwise summation with 8-way unrolled
+/// blocks of up to 128), which pandas' `Series.mean` and `np.average` use.
+pub fn numpy_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut s = -0.0;
+        for &x in a {
+            s += x;
+        }
+        s
+    } else if n <= 128 {
+        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
+        let mut i = 8;
+        while i < n - (n % 8) {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += a[i];
+            i += 1;
+        }
+        res
+    } else {
+        let n2 = (n / 2) - ((n / 2) % 8);
+        numpy_sum(&a[..n2]) + numpy_sum(&a[n2..])
+    }
+}
+
+/// pandas `Series.mean()` of float64 values: [`numpy_sum`] / n (NaN for no values).
+pub fn pandas_mean(a: &[f64]) -> f64 {
+    if a.is_empty() {
+        return f64::NAN;
+    }
+    numpy_sum(a) / a.len() as f64
+}
+
+/// A confusion table of (true label, predicted label) counts: the mergeable state behind
+/// accuracy and scikit-learn's weighted precision/recall/F1.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confusion {
+    dense: [[u64; 4]; 4],
+    other: BTreeMap<(i64, i64), u64>,
+}
+
+impl Confusion {
+    /// Count one row.
+    #[inline]
+    pub fn add(&mut self, truth: i64, pred: i64) {
+        if (0..4).contains(&truth) && (0..4).contains(&pred) {
+            self.dense[truth as usize][pred as usize] += 1;
+        } else {
+            *self.other.entry((truth, pred)).or_insert(0) += 1;
+        }
+    }
+
+    fn cells(&self) -> impl Iterator<Item = ((i64, i64), u64)> + '_ {
+        let dense =
+            (0..4).flat_map(move |t| (0..4).map(move |p| ((t as i64, p as i64), self.dense[t][p])));
+        dense
+            .chain(self.other.iter().map(|(&k, &v)| (k, v)))
+            .filter(|&(_, v)| v > 0)
+    }
+
+    /// Rows counted.
+    pub fn n(&self) -> u64 {
+        self.cells().map(|(_, v)| v).sum()
+    }
+
+    /// Rows whose prediction equals the label.
+    pub fn correct(&self) -> u64 {
+        self.cells()
+            .filter(|((t, p), _)| t == p)
+            .map(|(_, v)| v)
+            .sum()
+    }
+
+    /// Accuracy (fraction in 0..=1): `correct / n` in f64, NaN for no rows.
+    pub fn accuracy(&self) -> f64 {
+        let n = self.n();
+        if n == 0 {
+            return f64::NAN;
+        }
+        self.correct() as f64 / n as f64
+    }
+
+    /// The reference's `evaluate`: accuracy and scikit-learn weighted precision, recall and F1
+    /// (`zero_division=0`; labels = sorted union of true and predicted labels; weights = true
+    /// counts; sums in numpy order).
+    pub fn evaluate(&self) -> Evaluation {
+        let mut labels = BTreeSet::new();
+        let mut tp: HashMap<i64, u64> = HashMap::new();
+        let mut pred_sum: HashMap<i64, u64> = HashMap::new();
+        let mut true_sum: HashMap<i64, u64> = HashMap::new();
+        for ((t, p), v) in self.cells() {
+            labels.insert(t);
+            labels.insert(p);
+            *true_sum.entry(t).or_insert(0) += v;
+            *pred_sum.entry(p).or_insert(0) += v;
+            if t == p {
+                *tp.entry(t).or_insert(0) += v;
+            }
+        }
+        let div = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
+        let mut prec = Vec::new();
+        let mut rec = Vec::new();
+        let mut f1 = Vec::new();
+        let mut w = Vec::new();
+        for l in &labels {
+            let tp = *tp.get(l).unwrap_or(&0) as f64;
+            let ps = *pred_sum.get(l).unwrap_or(&0) as f64;
+            let ts = *true_sum.get(l).unwrap_or(&0) as f64;
+            prec.push(div(tp, ps));
+            rec.push(div(tp, ts));
+            f1.push(div(2.0 * tp, ts + ps));
+            w.push(ts);
+        }
+        let scl = numpy_sum(&w);
+        let avg = |a: &[f64]| {
+            if scl == 0.0 {
+                return 0.0;
+            }
+            let prod: Vec<f64> = a.iter().zip(&w).map(|(x, y)| x * y).collect();
+            numpy_sum(&prod) / scl
+        };
+        Evaluation {
+            accuracy: self.accuracy(),
+            precision: avg(&prec),
+            recall: avg(&rec),
+            f1: avg(&f1),
+            n: self.n(),
+            correct: self.correct(),
+        }
+    }
+}
+
+impl Accumulator for Confusion {
+    fn merge(&mut self, other: Self) {
+        for t in 0..4 {
+            for p in 0..4 {
+                self.dense[t][p] += other.dense[t][p];
+            }
+        }
+        for (k, v) in other.other {
+            *self.other.entry(k).or_insert(0) += v;
+        }
+    }
+}
+
+/// The reference's `evaluate` dict for one set of rows.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Evaluation {
+    /// Accuracy (fraction).
+    pub accuracy: f64,
+    /// scikit-learn weighted precision, `zero_division=0`.
+    pub precision: f64,
+    /// scikit-learn weighted recall, `zero_division=0`.
+    pub recall: f64,
+    /// scikit-learn weighted F1, `zero_division=0`.
+    pub f1: f64,
+    /// Rows.
+    pub n: u64,
+    /// Correct rows.
+    pub correct: u64,
+}
+
+/// Confusion tables per named set, in first-appearance order (mergeable: a later shard's new
+/// sets come after the earlier shard's).
+///
+/// Rows can be added by name ([`add`](Self::add), one hash lookup) or, in hot loops, by a
+/// [`SetId`] resolved once with [`set`](Self::set) ([`add_at`](Self::add_at), no lookup).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PerSet {
+    order: Vec<String>,
+    tables: Vec<Confusion>,
+    index: HashMap<String, usize>,
+}
+
+/// A set resolved in one [`PerSet`] (valid for that accumulator only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SetId(usize);
+
+impl PerSet {
+    /// The id of set `dataset`, registering it (in first-appearance order) if new.
+    pub fn set(&mut self, dataset: &str) -> SetId {
+        if let Some(&i) = self.index.get(dataset) {
+            return SetId(i);
+        }
+        let i = self.order.len();
+        self.order.push(dataset.to_string());
+        self.tables.push(Confusion::default());
+        self.index.insert(dataset.to_string(), i);
+        SetId(i)
+    }
+
+    /// Count one row of set `id`.
+    #[inline]
+    pub fn add_at(&mut self, id: SetId, truth: i64, pred: i64) {
+        self.tables[id.0].add(truth, pred);
+    }
+
+    /// Count one row of set `dataset`.
+    pub fn add(&mut self, dataset: &str, truth: i64, pred: i64) {
+        let id = self.set(dataset);
+        self.add_at(id, truth, pred);
+    }
+
+    /// Set names in first-appearance order.
+    pub fn names(&self) -> &[String] {
+        &self.order
+    }
+
+    /// The table of `dataset`.
+    pub fn get(&self, dataset: &str) -> Option<&Confusion> {
+        self.index.get(dataset).map(|&i| &self.tables[i])
+    }
+
+    /// `(name, table)` in first-appearance order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Confusion)> {
+        self.order.iter().map(String::as_str).zip(&self.tables)
+    }
+}
+
+impl Accumulator for PerSet {
+    fn merge(&mut self, other: Self) {
+        for (name, t) in other.order.into_iter().zip(other.tables) {
+            let id = self.set(&name);
+            self.tables[id.0].merge(t);
+        }
+    }
+}
+
+/// The harmonic mean as the reference writes it, `2·(a·b)/(a+b)`; 0.0 when `a+b` is 0
+/// (`score_batch`; the reference's `score` gives NaN there).
+pub fn gqr_harmonic(a: f64, b: f64) -> f64 {
+    if a + b == 0.0 {
+        return 0.0;
+    }
+    2.0 * (a * b) / (a + b)
+}
+
+/// Accumulated predictions for the GQR score: the ID test set and the OOD sets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GqrAccumulator {
+    /// The pooled ID test set.
+    pub id: Confusion,
+    /// The OOD test sets, in first-appearance order.
+    pub ood: PerSet,
+}
+
+impl Accumulator for GqrAccumulator {
+    fn merge(&mut self, other: Self) {
+        self.id.merge(other.id);
+        self.ood.merge(other.ood);
+    }
+}
+
+/// One OOD set's `evaluate_by_dataset` row.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DatasetEvaluation {
+    /// The set name (`"hate_speech_slovak "` keeps its trailing space).
+    pub dataset: String,
+    /// Its evaluation.
+    #[serde(flatten)]
+    pub eval: Evaluation,
+}
+
+/// The GQR score and its breakdown (the keys of `score`, `evaluate` and
+/// `evaluate_by_dataset`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GqrScore {
+    /// Pooled ID accuracy (fraction).
+    pub id_accuracy: f64,
+    /// Mean of the per-OOD-set accuracies (fraction, macro).
+    pub ood_accuracy: f64,
+    /// Harmonic mean of the two (0.0 when both are 0).
+    pub gqr_score: f64,
+    /// `evaluate` on the ID test set.
+    pub id: Evaluation,
+    /// `evaluate_by_dataset` on the OOD sets, first-appearance order.
+    pub ood_per_dataset: Vec<DatasetEvaluation>,
+}
+
+impl GqrAccumulator {
+    /// Count one ID test row.
+    pub fn add_id(&mut self, truth: i64, pred: i64) {
+        self.id.add(truth, pred);
+    }
+
+    /// Count one OOD row of set `dataset` (its label is 3).
+    pub fn add_ood(&mut self, dataset: &str, pred: i64) {
+        self.ood.add(dataset, 3, pred);
+    }
+
+    /// Count one OOD row of a set resolved with `self.ood.set(name)`.
+    #[inline]
+    pub fn add_ood_at(&mut self, set: SetId, pred: i64) {
+        self.ood.add_at(set, 3, pred);
+    }
+
+    /// The scores. Sets with no rows are absent, as in the reference (so a missing dkhate makes
+    /// the OOD mean one over 6 sets).
+    pub fn finish(&self) -> GqrScore {
+        let id = self.id.evaluate();
+        let ood_per_dataset: Vec<DatasetEvaluation> = self
+            .ood
+            .iter()
+            .filter(|(_, c)| c.n() > 0)
+            .map(|(name, c)| DatasetEvaluation {
+                dataset: name.to_string(),
+                eval: c.evaluate(),
+            })
+            .collect();
+        let accs: Vec<f64> = ood_per_dataset.iter().map(|d| d.eval.accuracy).collect();
+        let ood_accuracy = pandas_mean(&accs);
+        GqrScore {
+            id_accuracy: id.accuracy,
+            ood_accuracy,
+            gqr_score: gqr_harmonic(id.accuracy, ood_accuracy),
+            id,
+            ood_per_dataset,
+        }
+    }
+}
+
+/// `score(...)` on whole label slices: ID truth/predictions, then OOD `(dataset, prediction)`
+/// rows in frame order. Predictions follow `score`'s strict type rules.
+pub fn score(
+    id_truth: &[i64],
+    id_pred: &[RawLabel],
+    ood_rows: &[(&str, RawLabel)],
+) -> Result<GqrScore, ScoreError> {
+    if id_truth.len() != id_pred.len() {
+        return Err(ScoreError::Length {
+            expected: id_truth.len(),
+            got: id_pred.len(),
+        });
+    }
+    let mut acc = GqrAccumulator::default();
+    for (t, p) in id_truth.iter().zip(id_pred) {
+        acc.add_id(*t, p.strict()?);
+    }
+    for (d, p) in ood_rows {
+        acc.add_ood(d, p.strict()?);
+    }
+    Ok(acc.finish())
+}
+
+/// A scoring request that cannot be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScoreError {
+    /// A label violates the path's type rules.
+    #[error(transparent)]
+    Label(#[from] LabelError),
+    /// Predictions and rows differ in number.
+    #[error("expected {expected} predictions, got {got}")]
+    Length {
+        /// Rows.
+        expected: usize,
+        /// Predictions.
+        got: usize,
+    },
+}
+
+/// Accumulated predictions for GQR-unseen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnseenAccumulator {
+    /// The unseen ID sets.
+    pub unseen_id: PerSet,
+    /// The OOD sets.
+    pub ood: PerSet,
+}
+
+impl Accumulator for UnseenAccumulator {
+    fn merge(&mut self, other: Self) {
+        self.unseen_id.merge(other.unseen_id);
+        self.ood.merge(other.ood);
+    }
+}
+
+/// The GQR-unseen scores, keys in the reference's order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct UnseenScore {
+    /// Macro mean of the unseen-set accuracies (sorted name order); NaN with no sets.
+    pub unseen_id_accuracy: f64,
+    /// Macro mean of the OOD-set accuracies (sorted name order); NaN with no sets.
+    pub ood_accuracy: f64,
+    /// `(2·a)·b/(a+b)` if `a+b > 0`, else 0.0.
+    pub gqr_unseen_score: f64,
+    /// Per unseen set accuracy, sorted by name.
+    pub unseen_id_per_dataset: Vec<(String, f64)>,
+    /// Per OOD set accuracy, sorted by name.
+    pub ood_per_dataset: Vec<(String, f64)>,
+}
+
+impl UnseenAccumulator {
+    /// Count one unseen-ID row.
+    pub fn add_unseen(&mut self, dataset: &str, truth: i64, pred: i64) {
+        self.unseen_id.add(dataset, truth, pred);
+    }
+
+    /// Count one OOD row (label 3).
+    pub fn add_ood(&mut self, dataset: &str, pred: i64) {
+        self.ood.add(dataset, 3, pred);
+    }
+
+    /// The scores (`unseen_scores`).
+    pub fn finish(&self) -> UnseenScore {
+        let per = |s: &PerSet| {
+            let mut v: Vec<(String, f64)> = s
+                .iter()
+                .filter(|(_, c)| c.n() > 0)
+                .map(|(n, c)| (n.to_string(), c.accuracy()))
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let u = per(&self.unseen_id);
+        let o = per(&self.ood);
+        let a = pandas_mean(&u.iter().map(|x| x.1).collect::<Vec<_>>());
+        let b = pandas_mean(&o.iter().map(|x| x.1).collect::<Vec<_>>());
+        let s = if a + b > 0.0 {
+            (2.0 * a) * b / (a + b)
+        } else {
+            0.0
+        };
+        UnseenScore {
+            unseen_id_accuracy: a,
+            ood_accuracy: b,
+            gqr_unseen_score: s,
+            unseen_id_per_dataset: u,
+            ood_per_dataset: o,
+        }
+    }
+}
+
+/// `unseen_scores(unseen_id_df, ood_df)` on row slices `(dataset, truth, prediction)`;
+/// predictions are cast as `astype(int)`.
+pub fn score_unseen(
+    unseen_rows: &[(&str, i64, RawLabel)],
+    ood_rows: &[(&str, RawLabel)],
+) -> Result<UnseenScore, ScoreError> {
+    let mut acc = UnseenAccumulator::default();
+    for (d, t, p) in unseen_rows {
+        acc.add_unseen(d, *t, p.cast()?);
+    }
+    for (d, p) in ood_rows {
+        acc.add_ood(d, p.cast()?);
+    }
+    Ok(acc.finish())
+}
+
+impl UnseenScore {
+    /// The reference's dict as JSON, keys in its order (per-set dicts sorted by name);
+    /// non-finite values as `null`.
+    pub fn to_json(&self) -> String {
+        let f = |x: f64| {
+            if x.is_finite() {
+                serde_json::to_string(&x).unwrap_or_else(|_| "null".into())
+            } else {
+                "null".to_string()
+            }
+        };
+        let obj = |v: &[(String, f64)]| {
+            let items: Vec<String> = v
+                .iter()
+                .map(|(k, x)| {
+                    format!(
+                        "{}: {}",
+                        serde_json::to_string(k).unwrap_or_default(),
+                        f(*x)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        };
+        format!(
+            "{{\"unseen_id_accuracy\": {}, \"ood_accuracy\": {}, \"gqr_unseen_score\": {}, \"unseen_id_per_dataset\": {}, \"ood_per_dataset\": {}}}",
+            f(self.unseen_id_accuracy),
+            f(self.ood_accuracy),
+            f(self.gqr_unseen_score),
+            obj(&self.unseen_id_per_dataset),
+            obj(&self.ood_per_dataset)
+        )
+    }
+}
