@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod crb;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,10 +19,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// CommonRouterBench tier routing: `crb eval` (scores_v2 and friends), `crb metrics`.
+    Crb(crb::CrbArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: common::CmdResult = match cli.command {};
+    let result: common::CmdResult = match cli.command {
+        Command::Crb(a) => crb::run(a),
+    };
     common::finish(result)
 }

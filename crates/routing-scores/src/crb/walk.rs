@@ -25,18 +25,30 @@ pub enum WalkError {
     /// Counting a message failed (a `null` tool-call name, a cl100k special token, ...).
     #[error("row {id}: {source}")]
     Count {
+        /// Index of the record whose messages were being counted.
+        record: usize,
         /// The row whose messages were being counted (JSON text of its id).
         id: String,
         /// Why.
         #[source]
         source: CountError,
     },
-    /// `messages` is not a list.
-    #[error("row {0}: messages must be a list")]
-    MessagesNotList(String),
-    /// `step_index` is not a number.
-    #[error("row {0}: step_index must be a number")]
-    StepIndex(String),
+    /// `messages` is not a list (record index, row id).
+    #[error("row {1}: messages must be a list")]
+    MessagesNotList(usize, String),
+    /// `step_index` is not a number (record index, row id).
+    #[error("row {1}: step_index must be a number")]
+    StepIndex(usize, String),
+}
+
+impl WalkError {
+    /// Index of the record the error is about.
+    pub fn record(&self) -> usize {
+        match self {
+            WalkError::Count { record, .. } => *record,
+            WalkError::MessagesNotList(r, _) | WalkError::StepIndex(r, _) => *r,
+        }
+    }
 }
 
 /// One path's bill for one step (the `expected_steps.json` debugging fields).
@@ -150,15 +162,16 @@ pub fn group(records: &[EvalRecord], subset: &[usize]) -> Vec<(Vec<usize>, Traje
     out
 }
 
-fn step_value(r: &EvalRecord) -> Result<f64, WalkError> {
+fn step_value(records: &[EvalRecord], i: usize) -> Result<f64, WalkError> {
+    let r = &records[i];
     match &r.step_index {
         Value::Bool(b) => Ok(*b as u8 as f64),
         Value::Number(n) => n
             .as_f64()
             .filter(|f| f.is_finite())
             .map(|f| if f == 0.0 { 0.0 } else { f })
-            .ok_or_else(|| WalkError::StepIndex(r.id.to_string())),
-        _ => Err(WalkError::StepIndex(r.id.to_string())),
+            .ok_or_else(|| WalkError::StepIndex(i, r.id.to_string())),
+        _ => Err(WalkError::StepIndex(i, r.id.to_string())),
     }
 }
 
@@ -218,7 +231,7 @@ impl<'t> WalkContext<'t> {
     fn msgs(&self, records: &[EvalRecord], i: usize) -> Result<&[MsgRef], WalkError> {
         self.msgs[i]
             .as_deref()
-            .ok_or_else(|| WalkError::MessagesNotList(records[i].id.to_string()))
+            .ok_or_else(|| WalkError::MessagesNotList(i, records[i].id.to_string()))
     }
 
     fn prompt_tokens(
@@ -233,10 +246,11 @@ impl<'t> WalkContext<'t> {
         }
         let ms = self.msgs[i]
             .take()
-            .ok_or_else(|| WalkError::MessagesNotList(records[i].id.to_string()))?;
+            .ok_or_else(|| WalkError::MessagesNotList(i, records[i].id.to_string()))?;
         let r = self.table.count_messages(&ms, tier, self.toks);
         self.msgs[i] = Some(ms);
         let n = r.map_err(|source| WalkError::Count {
+            record: i,
             id: records[i].id.to_string(),
             source,
         })?;
@@ -289,6 +303,7 @@ impl<'t> WalkContext<'t> {
                     .table
                     .message_tokens(m, tier, self.toks)
                     .map_err(|source| WalkError::Count {
+                        record: next,
                         id: records[next].id.to_string(),
                         source,
                     })?;
@@ -315,7 +330,7 @@ impl<'t> WalkContext<'t> {
             // Stable sort by step_index.
             let mut keyed: Vec<(f64, usize)> = Vec::with_capacity(rows.len());
             for &i in &rows {
-                keyed.push((step_value(&records[i])?, i));
+                keyed.push((step_value(records, i)?, i));
             }
             keyed.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
             rows = keyed.iter().map(|(_, i)| *i).collect();
