@@ -50,6 +50,12 @@ pub(crate) struct LlmArgs {
     /// System-prompt cache block: `auto` (models containing "claude"), `on`, `off`.
     #[arg(long, default_value = "auto")]
     pub(crate) llm_system_cache: String,
+    /// System instruction (default: the reference's routing-labeler instruction).
+    #[arg(long)]
+    pub(crate) llm_system_instruction: Option<String>,
+    /// `max_tokens` of each request.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) llm_max_tokens: i64,
 }
 
 /// The classifier client.
@@ -88,6 +94,10 @@ impl LlmPredictor {
             ));
         }
         let mut cfg = ClassifierConfig::new(model);
+        if let Some(s) = &a.llm_system_instruction {
+            cfg.system_instruction = s.clone();
+        }
+        cfg.max_completion_tokens = a.llm_max_tokens;
         cfg.system_prompt_cache = match a.llm_system_cache.as_str() {
             "on" => SystemPromptCache::On,
             "off" => SystemPromptCache::Off,
