@@ -80,7 +80,7 @@ fn sample(
     manifest: &Manifest,
     n: i64,
     seed: i128,
-) -> Result<(Vec<(String, i64)>, Vec<String>), String> {
+) -> Result<(routeval_bench_data::crb::Quotas, Vec<String>), String> {
     if n <= 0 {
         return Err("n must be positive when set".into());
     }

@@ -13,7 +13,7 @@ mod llm;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, check_row, id_repr, manifest_proportional_quotas,
+    BankReader, BankRow, Manifest, Quotas, check_row, id_repr, manifest_proportional_quotas,
     proportional_reservoir_sample, published_manifest, read_bank,
 };
 use routeval_bench_data::pyrandom::PyRandom;
@@ -43,7 +43,7 @@ pub(crate) struct CrbArgs {
 #[derive(Debug, Subcommand)]
 enum CrbCommand {
     /// Evaluate a tier router on a question bank (scores_v2, section_11, router_accounting, by_benchmark).
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// Aggregate case metrics like the reference CLI's `metrics --cases FILE`.
     Metrics(MetricsArgs),
 }
@@ -106,7 +106,7 @@ pub(crate) struct MetricsArgs {
 
 pub(crate) fn run(args: CrbArgs) -> CmdResult {
     match args.command {
-        CrbCommand::Eval(a) => eval(a),
+        CrbCommand::Eval(a) => eval(*a),
         CrbCommand::Metrics(a) => metrics_cmd(a),
     }
 }
@@ -319,7 +319,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     })?;
     let bank_name = display_name(&a.bank);
     // 1. Select rows.
-    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Vec<(String, i64)>>) = match a.n {
+    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
         None => (
             read_bank(open_input(&a.bank)?, &bank_name)?,
             "full_bank",

@@ -683,12 +683,13 @@ pub fn build_tier_tokenizers(
         // Tiers not needed point at cl100k; built only if someone asks (cheap enough anyway).
         kinds.push(EncoderKind::Cl100k);
     }
-    let loaded: Vec<(EncoderKind, Result<Arc<dyn CountTokens>, TokenError>)> = {
+    type Loaded = Result<Arc<dyn CountTokens>, TokenError>;
+    let loaded: Vec<(EncoderKind, Loaded)> = {
         use rayon::prelude::*;
         kinds
             .par_iter()
             .map(|k| {
-                let r: Result<Arc<dyn CountTokens>, TokenError> = match k {
+                let r: Loaded = match k {
                     EncoderKind::Cl100k => Cl100kCounter::new().map(|c| Arc::new(c) as _),
                     EncoderKind::Anthropic => HfCounter::from_bytes(
                         "anthropic",
