@@ -212,32 +212,148 @@ fn normalize_with(norm: Norm, s: &str) -> String {
     }
 }
 
+/// The parts of a `tokenizer.json` the fast path reads (parsed without buffering).
+#[derive(serde::Deserialize)]
+struct FileSpec {
+    #[serde(default)]
+    added_tokens: Vec<AddedSpec>,
+    #[serde(default)]
+    normalizer: Value,
+    #[serde(default)]
+    pre_tokenizer: Value,
+    #[serde(default)]
+    post_processor: Value,
+    #[serde(default)]
+    truncation: Value,
+    #[serde(default)]
+    padding: Value,
+    model: ModelSpec,
+}
+
+#[derive(serde::Deserialize)]
+struct AddedSpec {
+    id: u32,
+    content: String,
+    #[serde(default)]
+    single_word: bool,
+    #[serde(default)]
+    lstrip: bool,
+    #[serde(default)]
+    rstrip: bool,
+    #[serde(default)]
+    normalized: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct ModelSpec {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    dropout: Option<f32>,
+    #[serde(default)]
+    unk_token: Option<String>,
+    #[serde(default)]
+    continuing_subword_prefix: Option<String>,
+    #[serde(default)]
+    end_of_word_suffix: Option<String>,
+    #[serde(default)]
+    fuse_unk: Option<bool>,
+    #[serde(default)]
+    byte_fallback: Option<bool>,
+    #[serde(default)]
+    ignore_merges: Option<bool>,
+    vocab: tokenizers::models::bpe::Vocab,
+    merges: Vec<MergeItem>,
+}
+
+/// One merge: `"a b"` (legacy) or `["a", "b"]`.
+struct MergeItem(Option<(String, String)>);
+
+impl<'de> serde::Deserialize<'de> for MergeItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MergeItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a merge: \"a b\" or [\"a\", \"b\"]")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MergeItem, E> {
+                if v.starts_with("#version") {
+                    return Ok(MergeItem(None));
+                }
+                let mut parts = v.split(' ');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(a), Some(b), None) => Ok(MergeItem(Some((a.to_string(), b.to_string())))),
+                    _ => Err(E::custom(format!("bad merge {v:?}"))),
+                }
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<MergeItem, A::Error> {
+                let a: String = seq
+                    .next_element()?
+                    .ok_or_else(|| serde::de::Error::custom("merge pair"))?;
+                let b: String = seq
+                    .next_element()?
+                    .ok_or_else(|| serde::de::Error::custom("merge pair"))?;
+                Ok(MergeItem(Some((a, b))))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn build_bpe(m: ModelSpec) -> Option<tokenizers::models::bpe::BPE> {
+    if m.kind.as_deref().is_some_and(|k| k != "BPE") {
+        return None;
+    }
+    let merges: Vec<(String, String)> = m.merges.into_iter().filter_map(|x| x.0).collect();
+    let mut b = tokenizers::models::bpe::BPE::builder().vocab_and_merges(m.vocab, merges);
+    if let Some(x) = m.dropout {
+        b = b.dropout(x);
+    }
+    if let Some(x) = m.unk_token {
+        b = b.unk_token(x);
+    }
+    if let Some(x) = m.continuing_subword_prefix {
+        b = b.continuing_subword_prefix(x);
+    }
+    if let Some(x) = m.end_of_word_suffix {
+        b = b.end_of_word_suffix(x);
+    }
+    if let Some(x) = m.fuse_unk {
+        b = b.fuse_unk(x);
+    }
+    if let Some(x) = m.byte_fallback {
+        b = b.byte_fallback(x);
+    }
+    if let Some(x) = m.ignore_merges {
+        b = b.ignore_merges(x);
+    }
+    b.build().ok()
+}
+
 /// Recognise a supported configuration and build the fast pipeline, or `None`.
-fn build_fast_path(tok: &Tokenizer) -> Option<FastPath> {
-    if tok.get_truncation().is_some() || tok.get_padding().is_some() {
+fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
+    if !spec.truncation.is_null() || !spec.padding.is_null() {
         return None;
     }
-    if !matches!(tok.get_model(), tokenizers::ModelWrapper::BPE(_)) {
+    if !spec.post_processor.is_null()
+        && spec.post_processor.get("type").and_then(Value::as_str) != Some("ByteLevel")
+    {
         return None;
     }
-    if let Some(pp) = tok.get_post_processor() {
-        let v = serde_json::to_value(pp).ok()?;
-        if v.get("type").and_then(Value::as_str) != Some("ByteLevel") {
-            return None;
-        }
-    }
-    let norm = match tok.get_normalizer() {
-        None => Norm::None,
-        Some(n) => {
-            let v = serde_json::to_value(n).ok()?;
-            norm_of(&v)?
-        }
+    let norm = if spec.normalizer.is_null() {
+        Norm::None
+    } else {
+        norm_of(&spec.normalizer)?
     };
     let mut steps = Vec::new();
     let mut byte_level = false;
     let mut gpt2 = false;
-    if let Some(pt) = tok.get_pre_tokenizer() {
-        let v = serde_json::to_value(pt).ok()?;
+    if !spec.pre_tokenizer.is_null() {
+        let v = spec.pre_tokenizer.clone();
         let items: Vec<Value> = match v.get("type").and_then(Value::as_str) {
             Some("Sequence") => v.get("pretokenizers")?.as_array()?.clone(),
             _ => vec![v],
@@ -286,14 +402,14 @@ fn build_fast_path(tok: &Tokenizer) -> Option<FastPath> {
     // Added tokens: same two automata as `AddedVocabulary` (leftmost-longest).
     let mut raw: Vec<(String, u32)> = Vec::new();
     let mut normed: Vec<(String, u32)> = Vec::new();
-    for (id, t) in tok.get_added_tokens_decoder() {
+    for t in &spec.added_tokens {
         if t.lstrip || t.rstrip || t.single_word {
             return None;
         }
         if t.normalized {
-            normed.push((normalize_with(norm, &t.content), id));
+            normed.push((normalize_with(norm, &t.content), t.id));
         } else {
-            raw.push((t.content.clone(), id));
+            raw.push((t.content.clone(), t.id));
         }
     }
     let build = |pairs: Vec<(String, u32)>| -> Option<Option<DoubleArrayAhoCorasick<u32>>> {
@@ -371,8 +487,9 @@ fn split_added<'a>(
 /// A Hugging Face `tokenizer.json` tokenizer with a count-only fast path and a per-pre-token memo.
 pub struct HfCounter {
     name: String,
-    tokenizer: Tokenizer,
-    fast: Option<FastPath>,
+    /// The full library tokenizer: loaded only when the fast path does not apply (or on request).
+    tokenizer: Option<Tokenizer>,
+    fast: Option<(FastPath, tokenizers::models::bpe::BPE)>,
     memo: Mutex<FxHashMap<Box<str>, u32>>,
 }
 
@@ -387,12 +504,39 @@ impl std::fmt::Debug for HfCounter {
 
 impl HfCounter {
     /// Load a tokenizer from the bytes of its `tokenizer.json`; `name` labels it in messages.
+    ///
+    /// Supported configurations (see the module docs) load only what counting needs (the BPE
+    /// model, the added tokens, the normaliser and pre-tokenizer settings), which is several
+    /// times faster than `Tokenizer::from_bytes`; others load the full library tokenizer.
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Self, TokenError> {
-        let tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| TokenError::Load {
+        let load_err = |message: String| TokenError::Load {
             name: name.to_string(),
-            message: e.to_string(),
-        })?;
-        let fast = build_fast_path(&tokenizer);
+            message,
+        };
+        let spec: Option<FileSpec> = serde_json::from_slice(bytes).ok();
+        let fast = spec.and_then(|mut spec| {
+            let model = std::mem::replace(
+                &mut spec.model,
+                ModelSpec {
+                    kind: None,
+                    dropout: None,
+                    unk_token: None,
+                    continuing_subword_prefix: None,
+                    end_of_word_suffix: None,
+                    fuse_unk: None,
+                    byte_fallback: None,
+                    ignore_merges: None,
+                    vocab: Default::default(),
+                    merges: Vec::new(),
+                },
+            );
+            let fp = build_fast_path(&spec)?;
+            Some((fp, build_bpe(model)?))
+        });
+        let tokenizer = match fast {
+            Some(_) => None,
+            None => Some(Tokenizer::from_bytes(bytes).map_err(|e| load_err(e.to_string()))?),
+        };
         Ok(HfCounter {
             name: name.to_string(),
             tokenizer,
@@ -401,15 +545,32 @@ impl HfCounter {
         })
     }
 
+    /// Like [`from_bytes`](Self::from_bytes) but also load the full library tokenizer, so
+    /// [`count_slow`](Self::count_slow) can check the fast path.
+    pub fn from_bytes_with_reference(name: &str, bytes: &[u8]) -> Result<Self, TokenError> {
+        let mut c = Self::from_bytes(name, bytes)?;
+        if c.tokenizer.is_none() {
+            c.tokenizer = Some(Tokenizer::from_bytes(bytes).map_err(|e| TokenError::Load {
+                name: name.to_string(),
+                message: e.to_string(),
+            })?);
+        }
+        Ok(c)
+    }
+
     /// Whether the count-only fast path is used (else every count is a full `encode`).
     pub fn has_fast_path(&self) -> bool {
         self.fast.is_some()
     }
 
-    /// The count through the library's full `encode(text, add_special_tokens=true)`.
+    /// The count through the library's full `encode(text, add_special_tokens=true)`; an error
+    /// if the full tokenizer was not loaded (see [`from_bytes_with_reference`](Self::from_bytes_with_reference)).
     pub fn count_slow(&self, text: &str) -> Result<usize, TokenError> {
-        self.tokenizer
-            .encode(text, true)
+        let tok = self
+            .tokenizer
+            .as_ref()
+            .ok_or_else(|| TokenError::Tokenizer("the full tokenizer was not loaded".into()))?;
+        tok.encode(text, true)
             .map(|e| e.len())
             .map_err(|e| TokenError::Tokenizer(e.to_string()))
     }
@@ -420,13 +581,12 @@ impl HfCounter {
         text: &str,
         memo: &mut FxHashMap<Box<str>, u32>,
     ) -> Result<usize, TokenError> {
-        let Some(fp) = &self.fast else {
+        let Some((fp, model)) = &self.fast else {
             return self.count_slow(text);
         };
         if text.is_empty() {
             return Ok(0);
         }
-        let model = self.tokenizer.get_model();
         let mut total = 0usize;
         let mut mapped = String::new();
         let mut count_piece = |piece: &str| -> Result<(), TokenError> {

@@ -9,7 +9,7 @@ use routeval_tier_cost::cache::{
 };
 use routeval_tier_cost::message::{MessageError, fingerprint, is_semantic_prefix, message_text};
 use routeval_tier_cost::tokens::{
-    TierTokenizers, TokenError, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
+    HfCounter, TierTokenizers, TokenError, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
 use serde_json::Value;
 use std::path::PathBuf;
@@ -85,7 +85,39 @@ impl std::fmt::Debug for U64 {
     }
 }
 
-fn run_setup(shared: &std::path::Path, toks: &TierTokenizers, setup: &str) -> usize {
+/// Full library tokenizers (Tokenizer::encode), to check the fast path against.
+fn references(shared: &std::path::Path) -> Vec<(String, HfCounter)> {
+    let d = shared.join("thirdparty/tokenizers");
+    ["anthropic", "minimax-text-01", "deepseek-v3"]
+        .iter()
+        .map(|n| {
+            let c =
+                HfCounter::from_bytes_with_reference(n, &read(d.join(n).join("tokenizer.json")))
+                    .unwrap();
+            (n.to_string(), c)
+        })
+        .collect()
+}
+
+fn check_fast(refs: &[(String, HfCounter)], toks: &TierTokenizers, text: &str, tn: &str) {
+    let enc = toks.encoder(tier(tn));
+    if let Some(hf) = enc.as_hf() {
+        assert!(hf.has_fast_path(), "{} has no fast path", enc.name());
+        let r = &refs.iter().find(|(n, _)| n == enc.name()).unwrap().1;
+        assert_eq!(
+            r.count_slow(text).unwrap(),
+            toks.count(text, tier(tn)).unwrap(),
+            "fast path vs encode: {text:?}/{tn}"
+        );
+    }
+}
+
+fn run_setup(
+    shared: &std::path::Path,
+    toks: &TierTokenizers,
+    setup: &str,
+    refs: &[(String, HfCounter)],
+) -> usize {
     let path = shared.join(format!("golden/crb/tokens/tokens.{setup}.json"));
     let g: Value = serde_json::from_slice(&read(path)).unwrap();
     let mut checked = 0;
@@ -121,14 +153,7 @@ fn run_setup(shared: &std::path::Path, toks: &TierTokenizers, setup: &str) -> us
                     .map_err(CountError::from);
                 check(&format!("{setup}/{name}/{tn}/per-message"), got, &exp);
                 checked += 1;
-                if let Some(hf) = toks.encoder(tier(tn)).as_hf() {
-                    assert!(hf.has_fast_path(), "{} has no fast path", hf_name(toks, tn));
-                    assert_eq!(
-                        hf.count_slow(&text).unwrap(),
-                        toks.count(&text, tier(tn)).unwrap(),
-                        "fast path vs encode: {name}/{tn}"
-                    );
-                }
+                check_fast(refs, toks, &text, tn);
             }
         }
     }
@@ -141,13 +166,8 @@ fn run_setup(shared: &std::path::Path, toks: &TierTokenizers, setup: &str) -> us
                 .map_err(CountError::from);
             check(&format!("{setup}/raw {text:?}/{tn}"), got, exp);
             checked += 1;
-            if let Some(hf) = toks.encoder(tier(tn)).as_hf() {
-                assert_eq!(hf.count_slow(text).unwrap(), hf.count_slow(text).unwrap());
-                assert_eq!(
-                    hf.count_slow(text).unwrap(),
-                    toks.count(text, tier(tn)).unwrap(),
-                    "fast path vs encode: {text:?}/{tn}"
-                );
+            if toks.count(text, tier(tn)).is_ok() {
+                check_fast(refs, toks, text, tn);
             }
         }
     }
@@ -201,19 +221,16 @@ fn run_setup(shared: &std::path::Path, toks: &TierTokenizers, setup: &str) -> us
     checked
 }
 
-fn hf_name(toks: &TierTokenizers, tn: &str) -> String {
-    toks.encoder(tier(tn)).name().to_string()
-}
-
 #[test]
 fn golden_token_vectors_all_setups() {
     let Some(shared) = shared() else { return };
     let files = files(&shared);
+    let refs = references(&shared);
     for setup in ["native", "hf_offline", "all_cl100k"] {
         let s = TokenizerSetup::parse(setup).unwrap();
         let toks = build_tier_tokenizers(s, &files, [true; 4]).unwrap();
         assert!(toks.fallbacks.is_empty());
-        let n = run_setup(&shared, &toks, setup);
+        let n = run_setup(&shared, &toks, setup, &refs);
         assert!(n > 150, "{setup}: only {n} checks");
     }
 }
@@ -227,4 +244,50 @@ fn missing_file_falls_back_to_cl100k_and_says_so() {
     assert_eq!(toks.encoder_names()[0], "cl100k_base");
     assert_eq!(toks.fallbacks.len(), 1);
     assert!(toks.fallbacks[0].starts_with("low: deepseek-v3"));
+}
+
+#[test]
+fn fast_path_equals_encode_on_every_golden_bank_message() {
+    let Some(shared) = shared() else { return };
+    let refs = references(&shared);
+    let fast: Vec<HfCounter> = refs
+        .iter()
+        .map(|(n, _)| {
+            let p = shared
+                .join("thirdparty/tokenizers")
+                .join(n)
+                .join("tokenizer.json");
+            HfCounter::from_bytes(n, &read(p)).unwrap()
+        })
+        .collect();
+    let mut texts = std::collections::BTreeSet::new();
+    let root = shared.join("golden/crb/cases");
+    for e in std::fs::read_dir(&root).unwrap() {
+        let bank = e.unwrap().path().join("bank.jsonl");
+        let Ok(b) = std::fs::read_to_string(&bank) else {
+            continue;
+        };
+        for line in b.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line.trim()) else {
+                continue;
+            };
+            for m in v["messages"].as_array().into_iter().flatten() {
+                if let Ok(t) = message_text(m) {
+                    texts.insert(t);
+                }
+            }
+        }
+    }
+    assert!(texts.len() > 100, "{}", texts.len());
+    for ((name, r), f) in refs.iter().zip(&fast) {
+        assert!(f.has_fast_path(), "{name}");
+        for t in &texts {
+            use routeval_tier_cost::tokens::CountTokens;
+            assert_eq!(
+                f.count(t).unwrap(),
+                r.count_slow(t).unwrap(),
+                "{name}: {t:?}"
+            );
+        }
+    }
 }
