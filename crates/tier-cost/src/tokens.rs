@@ -201,14 +201,16 @@ fn bytes_char_table() -> [char; 256] {
     table
 }
 
-fn normalize_with(norm: Norm, s: &str) -> String {
+fn normalize_with(norm: Norm, s: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    // NFC and NFKC leave ASCII unchanged.
     if s.is_ascii() {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     match norm {
-        Norm::None => s.to_string(),
-        Norm::Nfc => s.nfc().map(|(c, _)| c).collect(),
-        Norm::Nfkc => s.nfkc().map(|(c, _)| c).collect(),
+        Norm::None => Cow::Borrowed(s),
+        Norm::Nfc => Cow::Owned(s.nfc().map(|(c, _)| c).collect()),
+        Norm::Nfkc => Cow::Owned(s.nfkc().map(|(c, _)| c).collect()),
     }
 }
 
@@ -407,7 +409,7 @@ fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
             return None;
         }
         if t.normalized {
-            normed.push((normalize_with(norm, &t.content), t.id));
+            normed.push((normalize_with(norm, &t.content).into_owned(), t.id));
         } else {
             raw.push((t.content.clone(), t.id));
         }
