@@ -13,8 +13,8 @@ mod llm;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, Quotas, check_row, id_repr, manifest_proportional_quotas,
-    proportional_reservoir_sample, published_manifest, read_bank,
+    BankReader, BankRow, Manifest, Quotas, check_row, filter_rows, id_repr,
+    manifest_proportional_quotas, proportional_reservoir_sample, published_manifest, read_bank,
 };
 use routeval_bench_data::pyrandom::PyRandom;
 use routeval_core::Tier;
@@ -61,6 +61,9 @@ pub(crate) struct EvalArgs {
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
     #[arg(long)]
     n: Option<i64>,
+    /// Keep only rows of this benchmark (after sampling; repeat for several).
+    #[arg(long = "benchmark")]
+    benchmarks: Vec<String>,
     /// Seed of the sample (Python `random.Random(seed)`); also reported in full-bank mode.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
     seed: i128,
@@ -350,6 +353,22 @@ fn eval(a: EvalArgs) -> CmdResult {
             .map_err(|e| Failure::bad_input(format!("{bank_name}: {e}")))?;
             (rows, "proportional_sample", Some(q))
         }
+    };
+    let rows = if a.benchmarks.is_empty() {
+        rows
+    } else {
+        let kept = filter_rows(rows, |v| {
+            v.get("benchmark")
+                .and_then(Value::as_str)
+                .is_some_and(|b| a.benchmarks.iter().any(|x| x == b))
+        });
+        if kept.is_empty() {
+            return Err(Failure::bad_input(format!(
+                "{bank_name}: no rows of benchmark(s) {}",
+                a.benchmarks.join(", ")
+            )));
+        }
+        kept
     };
     // 2. Validate (reference order: per row, before prediction).
     let mut warnings = Vec::new();

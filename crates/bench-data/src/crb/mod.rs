@@ -570,4 +570,40 @@ mod tests {
         );
         assert!(check_row(&row(serde_json::json!({"id":"a","target_tier_id":1})), "f").is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn reader_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            for r in BankReader::new(&bytes[..], "fuzz.jsonl") {
+                let _ = r;
+            }
+        }
+
+        #[test]
+        fn quotas_sum_to_n_and_samples_fill_them(
+            weights in proptest::collection::vec(1i64..60, 1..6),
+            n in 1i64..80,
+            seed in proptest::prelude::any::<i64>(),
+        ) {
+            let mut sources = serde_json::Map::new();
+            let mut bank = String::new();
+            for (i, w) in weights.iter().enumerate() {
+                sources.insert(format!("b{i}"), serde_json::json!({"line_count": w}));
+                for k in 0..*w {
+                    bank.push_str(&format!("{{\"id\": \"b{i}_{k}\", \"benchmark\": \"b{i}\"}}\n"));
+                }
+            }
+            let m = Manifest { value: serde_json::json!({"sources": sources}) };
+            let q = manifest_proportional_quotas(&m, n).unwrap();
+            proptest::prop_assert_eq!(q.iter().map(|(_, k)| k).sum::<i64>(), n);
+            let total: i64 = weights.iter().sum();
+            let mut rng = PyRandom::new(seed as i128);
+            let got = proportional_reservoir_sample(BankReader::new(bank.as_bytes(), "b"), &mut rng, &q).unwrap();
+            if n <= total && q.iter().all(|(name, k)| *k <= weights[name[1..].parse::<usize>().unwrap()]) {
+                proptest::prop_assert_eq!(got.unwrap().len() as i64, n);
+            } else {
+                proptest::prop_assert!(got.is_err());
+            }
+        }
+    }
 }
