@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 /// What a predictor returned for one row: a tier id and optional provider usage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierPrediction {
-    /// The predicted tier id (0..=3 to be scored; others are rejected by [`EvalRecord::new`]).
+    /// The predicted tier id (0..=3 to be scored; others are rejected by [`make_record`]).
     pub tier_id: i64,
     /// Provider usage (token counts etc.) copied to the record's `usage` when present.
     pub usage: Option<Value>,
