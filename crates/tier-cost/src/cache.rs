@@ -144,9 +144,10 @@ impl PreparedMessage {
 /// Interned messages with memoised per-tier token counts.
 #[derive(Debug, Default)]
 pub struct MessageTable {
-    texts: Vec<Box<str>>,
-    text_ids: FxHashMap<Box<str>, u32>,
+    texts: Vec<std::sync::Arc<str>>,
+    text_ids: FxHashMap<std::sync::Arc<str>, u32>,
     fp_ids: FxHashMap<Box<str>, u32>,
+    next_fp: u32,
     errors: Vec<MessageError>,
     counts: Vec<[Option<Result<u32, TokenError>>; 4]>,
 }
@@ -164,7 +165,7 @@ impl MessageTable {
                 Some(id) => *id,
                 None => {
                     let id = self.texts.len() as u32;
-                    let b: Box<str> = t.into();
+                    let b: std::sync::Arc<str> = t.into();
                     self.texts.push(b.clone());
                     self.text_ids.insert(b, id);
                     self.counts.push([None, None, None, None]);
@@ -176,13 +177,24 @@ impl MessageTable {
                 Err(self.errors.len() as u32 - 1)
             }
         };
-        let n = self.fp_ids.len() as u32;
+        let n = self.next_fp;
         let fp = *self.fp_ids.entry(p.fp.into()).or_insert(n);
+        if fp == n {
+            self.next_fp += 1;
+        }
         MsgRef {
             text,
             fp,
             assistant: p.assistant,
         }
+    }
+
+    /// Forget the fingerprint and text lookup maps to free memory once every message is in.
+    /// Ids stay valid; a message interned after this gets fresh ids (it never compares equal
+    /// to an earlier one), so seal only when interning is complete.
+    pub fn seal(&mut self) {
+        self.fp_ids = FxHashMap::default();
+        self.text_ids = FxHashMap::default();
     }
 
     /// Number of distinct texts.

@@ -192,19 +192,26 @@ impl<'t> WalkContext<'t> {
     /// count, in parallel, the (text, tier) pairs every walk will need.
     pub fn new(records: &[EvalRecord], toks: &'t TierTokenizers) -> Self {
         use rayon::prelude::*;
-        let prepared: Vec<Option<Vec<PreparedMessage>>> = records
-            .par_iter()
-            .map(|r| {
-                r.messages
-                    .as_array()
-                    .map(|ms| ms.iter().map(PreparedMessage::new).collect())
-            })
-            .collect();
+        // Prepare texts and fingerprints in parallel, a chunk of records at a time (bounded
+        // memory), and intern them in record order.
         let mut table = MessageTable::new();
-        let msgs: Vec<Option<Vec<MsgRef>>> = prepared
-            .into_iter()
-            .map(|p| p.map(|ms| ms.into_iter().map(|m| table.intern(m)).collect()))
-            .collect();
+        let mut msgs: Vec<Option<Vec<MsgRef>>> = Vec::with_capacity(records.len());
+        for chunk in records.chunks(512) {
+            let prepared: Vec<Option<Vec<PreparedMessage>>> = chunk
+                .par_iter()
+                .map(|r| {
+                    r.messages
+                        .as_array()
+                        .map(|ms| ms.iter().map(PreparedMessage::new).collect())
+                })
+                .collect();
+            msgs.extend(
+                prepared
+                    .into_iter()
+                    .map(|p| p.map(|ms| ms.into_iter().map(|m| table.intern(m)).collect())),
+            );
+        }
+        table.seal();
         // Prefill: every evaluable row's prompt under high, its gold and its predicted tier.
         let mut wanted: Vec<(u32, Tier)> = Vec::new();
         for (r, ms) in records.iter().zip(&msgs) {
