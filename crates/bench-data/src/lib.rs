@@ -3,17 +3,23 @@
 //! Pinned benchmark data for routeval (IO layer).
 //!
 //! * [`nprandom`]: bit-exact numpy/pandas/scikit-learn/`datasets` random procedures.
+//! * [`pyrandom`]: a bit-exact port of Python's `random` for integer seeds.
 //! * [`gqr`]: GQR-Bench: the dataset registry, text helpers with Python semantics, the exact
 //!   v1 split, the OOD sets, the v2 background class and GQR-unseen.
+//! * [`crb`]: the CommonRouterBench question bank: streamed JSONL rows with line numbers,
+//!   `manifest.json`, row validation, trajectories, and the reference's stratified sampling
+//!   (largest-remainder quotas + one-pass reservoirs).
 //! * [`download`]: the Hugging Face hub downloader (pinned revisions, resumable, blake3-checked,
 //!   atomic cache writes) and `--from DIR` mirrors.
 //! * [`readers`]: source readers (CSV, JSON, JSONL, Parquet behind the default `parquet`
 //!   feature) that turn bytes into rows.
 //!
 //! This is one of the crates allowed to do IO (see `ARCHITECTURE.md`); the procedures
-//! themselves are pure functions of rows.
+//! themselves are pure functions of rows, and readers take `BufRead`ers or bytes.
 
+pub mod crb;
 pub mod download;
 pub mod gqr;
 pub mod nprandom;
+pub mod pyrandom;
 pub mod readers;

@@ -4,8 +4,9 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
-mod trec;
+mod crb;
 mod gqr;
+mod trec;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Trec(trec::TrecArgs),
     /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
     Gqr(gqr::GqrArgs),
+    /// CommonRouterBench tier routing: `crb eval` (scores_v2 and friends), `crb metrics`.
+    Crb(crb::CrbArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
         Command::Gqr(args) => gqr::run(args),
+        Command::Crb(a) => crb::run(a),
     };
     common::finish(result)
 }

@@ -1,0 +1,668 @@
+//! `routeval crb`: CommonRouterBench tier-routing evaluation (`specs/crb.md`).
+//!
+//! * `routeval crb eval --bank PATH --predictor SPEC [...]`: select rows (full bank or the
+//!   reference's proportional sample), run a predictor, price every trajectory step and print
+//!   the headline scores (or the reference's whole summary JSON with `--json`).
+//! * `routeval crb metrics --cases PATH`: the reference CLI's `metrics --cases` aggregate.
+//!
+//! IO lives here: files, the tokenizer directory, the external-command predictor (child
+//! process) and the OpenAI-compatible classifier (HTTP, see [`llm`]).
+
+mod llm;
+
+use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
+use clap::{Args, Subcommand};
+use routeval_bench_data::crb::{
+    BankReader, BankRow, Manifest, Quotas, check_row, filter_rows, id_repr,
+    manifest_proportional_quotas, proportional_reservoir_sample, published_manifest, read_bank,
+};
+use routeval_bench_data::pyrandom::PyRandom;
+use routeval_core::Tier;
+use routeval_routing_scores::crb::metrics;
+use routeval_routing_scores::crb::records::{
+    ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
+};
+use routeval_routing_scores::crb::scores::{
+    CrbMetrics, Selection, benchmark_counts, build_summary,
+};
+use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
+use routeval_tier_cost::tokens::{
+    EncoderKind, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
+};
+use serde_json::{Map, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// `routeval crb`: CommonRouterBench tier routing.
+#[derive(Debug, Args)]
+pub(crate) struct CrbArgs {
+    #[command(subcommand)]
+    command: CrbCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum CrbCommand {
+    /// Evaluate a tier router on a question bank (scores_v2, section_11, router_accounting, by_benchmark).
+    Eval(Box<EvalArgs>),
+    /// Aggregate case metrics like the reference CLI's `metrics --cases FILE`.
+    Metrics(MetricsArgs),
+}
+
+/// `routeval crb eval`.
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// The question bank (JSONL, one row per line; `-` = stdin).
+    #[arg(long)]
+    bank: PathBuf,
+    /// Manifest whose `sources.*.line_count` set the sampling quotas (default with `--n`: the
+    /// public bank's published line counts, as the reference always uses its shipped manifest).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
+    #[arg(long)]
+    n: Option<i64>,
+    /// Keep only rows of this benchmark (after sampling; repeat for several).
+    #[arg(long = "benchmark")]
+    benchmarks: Vec<String>,
+    /// Seed of the sample (Python `random.Random(seed)`); also reported in full-bank mode.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
+    seed: i128,
+    /// The router: `gold`, `tier:low|mid|mid_high|high`, `file:PATH` (predictions JSON/JSONL),
+    /// `cmd:COMMAND` (a process reading one JSON row per line, writing one tier per line), or
+    /// `llm` (OpenAI-compatible digit classifier, see `--llm-*`).
+    #[arg(long)]
+    predictor: String,
+    /// Directory with `anthropic/`, `minimax-text-01/`, `deepseek-v3/` `tokenizer.json` files
+    /// (default: `$ROUTEVAL_TOKENIZERS`, else `~/.cache/routeval/tokenizers`). A missing file
+    /// makes that tier count with cl100k_base, announced on stderr and recorded in the summary.
+    #[arg(long)]
+    tokenizers: Option<PathBuf>,
+    /// Tokenizer setup: `native` (the reference online), `hf_offline`, `all_cl100k`.
+    #[arg(long, default_value = "native")]
+    tokenizer_setup: String,
+    /// Print the whole summary JSON (the reference's keys) instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write the output to PATH instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    llm: llm::LlmArgs,
+}
+
+/// `routeval crb metrics`.
+#[derive(Debug, Args)]
+pub(crate) struct MetricsArgs {
+    /// A JSON array of case objects (`case_id`, `task_passed`, costs or `*_steps`).
+    #[arg(long)]
+    cases: PathBuf,
+    /// Cap `cost_savings_score` at 100.
+    #[arg(long)]
+    cap_cost_score_at_100: bool,
+    /// Print compact JSON (the output is always JSON, as the reference's).
+    #[arg(long)]
+    json: bool,
+    /// Write the output to PATH instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: CrbArgs) -> CmdResult {
+    match args.command {
+        CrbCommand::Eval(a) => eval(*a),
+        CrbCommand::Metrics(a) => metrics_cmd(a),
+    }
+}
+
+/// Print warnings (at most 20, then a count).
+fn warn_all(warnings: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for w in warnings.iter().take(20) {
+        let _ = writeln!(err, "warning: {w}");
+    }
+    if warnings.len() > 20 {
+        let _ = writeln!(
+            err,
+            "warning: ... and {} more warnings",
+            warnings.len() - 20
+        );
+    }
+}
+
+fn parse_tier(s: &str) -> Option<Tier> {
+    Tier::from_name(s).or_else(|| s.parse::<i64>().ok().and_then(Tier::from_id))
+}
+
+/// Load a predictions file: a JSON object `id → entry` or JSONL lines `{"id", "tier_id"|"tier", "usage"?}`.
+fn load_predictions(path: &Path) -> Result<PredictionMap, Failure> {
+    let name = display_name(path);
+    let bytes = read_input(path)?;
+    let mut pm = PredictionMap::new("predictor error");
+    let bad = |line: Option<usize>, msg: String| match line {
+        Some(l) => Failure::bad_input(format!("{name}:{l}: {msg}")),
+        None => Failure::bad_input(format!("{name}: {msg}")),
+    };
+    let entry = |id: &str, v: &Value| -> Result<Option<TierPrediction>, String> {
+        if let Some(s) = v.as_str() {
+            return parse_tier(s)
+                .map(|t| {
+                    Some(TierPrediction {
+                        tier_id: t.id() as i64,
+                        usage: None,
+                    })
+                })
+                .ok_or_else(|| format!("prediction for {id:?}: unknown tier {s:?}"));
+        }
+        PredictionMap::parse_entry(id, v).map_err(|e| e.to_string())
+    };
+    if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
+        for (k, v) in &m {
+            pm.insert(k.clone(), entry(k, v).map_err(|e| bad(None, e))?);
+        }
+        return Ok(pm);
+    }
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let text = String::from_utf8_lossy(line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(text.trim())
+            .map_err(|e| bad(Some(i + 1), format!("invalid JSON: {e}")))?;
+        let id = v
+            .get("id")
+            .map(routeval_routing_scores::crb::records::id_key)
+            .ok_or_else(|| bad(Some(i + 1), "line has no \"id\"".into()))?;
+        let t = v
+            .get("tier_id")
+            .or_else(|| v.get("pred_tier_id"))
+            .or_else(|| v.get("tier"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let e = match (&t, v.get("usage")) {
+            (Value::Number(_), Some(u)) => serde_json::json!({"tier_id": t, "usage": u}),
+            _ => t,
+        };
+        pm.insert(id.clone(), entry(&id, &e).map_err(|e| bad(Some(i + 1), e))?);
+    }
+    Ok(pm)
+}
+
+/// The `cmd:` predictor: a persistent child process, one JSON row per line in, one answer per
+/// line out (`0`..`3`, a tier name, `{"tier_id", "usage"}`, or `null`/`error: …` = failed).
+struct CommandPredictor {
+    command: String,
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl CommandPredictor {
+    fn spawn(command: &str) -> Result<Self, Failure> {
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| Failure::bad_input(format!("cmd:{command}: cannot start: {e}")))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Failure::bad_input("cmd: no stdin"))?;
+        let stdout = BufReader::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| Failure::bad_input("cmd: no stdout"))?,
+        );
+        Ok(CommandPredictor {
+            command: command.to_string(),
+            child,
+            stdin,
+            stdout,
+        })
+    }
+}
+
+impl Drop for CommandPredictor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TierPredictor for CommandPredictor {
+    fn predict(&mut self, row: &Value) -> Result<TierPrediction, String> {
+        let line = serde_json::to_string(row).map_err(|e| e.to_string())?;
+        writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| format!("cmd:{}: cannot write: {e}", self.command))?;
+        let mut answer = String::new();
+        match self.stdout.read_line(&mut answer) {
+            Ok(0) => return Err(format!("cmd:{}: exited before answering", self.command)),
+            Ok(_) => {}
+            Err(e) => return Err(format!("cmd:{}: cannot read: {e}", self.command)),
+        }
+        let a = answer.trim();
+        if let Some(msg) = a.strip_prefix("error:") {
+            return Err(msg.trim().to_string());
+        }
+        if let Some(t) = parse_tier(a) {
+            return Ok(TierPrediction {
+                tier_id: t.id() as i64,
+                usage: None,
+            });
+        }
+        match serde_json::from_str::<Value>(a) {
+            Ok(Value::Null) => Err("predictor error".into()),
+            Ok(v @ Value::Object(_)) => PredictionMap::parse_entry("", &v)
+                .map_err(|e| e.problem)?
+                .ok_or_else(|| "predictor error".into()),
+            Ok(Value::Number(n)) if n.as_i64().is_some() => Ok(TierPrediction {
+                tier_id: n.as_i64().unwrap_or(-1),
+                usage: None,
+            }),
+            _ => Err(format!("cmd:{}: unreadable answer {a:?}", self.command)),
+        }
+    }
+}
+
+fn default_tokenizer_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("ROUTEVAL_TOKENIZERS") {
+        return Some(PathBuf::from(d));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/routeval/tokenizers"))
+}
+
+/// Read the tokenizer files the needed tiers use (in parallel threads).
+fn read_tokenizer_files(
+    dir: Option<&Path>,
+    setup: TokenizerSetup,
+    needed: [bool; 4],
+) -> TokenizerFiles {
+    let mut kinds: Vec<EncoderKind> = Tier::ALL
+        .iter()
+        .filter(|t| needed[**t as usize])
+        .map(|t| setup.encoder_for(*t))
+        .filter(|k| *k != EncoderKind::Cl100k)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let read = |k: EncoderKind| {
+        dir.and_then(|d| std::fs::read(d.join(k.dir_name()).join("tokenizer.json")).ok())
+    };
+    let results: Vec<(EncoderKind, Option<Vec<u8>>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = kinds
+            .iter()
+            .map(|k| (*k, s.spawn(move || read(*k))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(k, h)| (k, h.join().ok().flatten()))
+            .collect()
+    });
+    let mut files = TokenizerFiles::default();
+    for (k, b) in results {
+        match k {
+            EncoderKind::Anthropic => files.anthropic = b,
+            EncoderKind::MiniMaxText01 => files.minimax = b,
+            EncoderKind::DeepSeekV3 => files.deepseek = b,
+            EncoderKind::Cl100k => {}
+        }
+    }
+    files
+}
+
+fn eval(a: EvalArgs) -> CmdResult {
+    let setup = TokenizerSetup::parse(&a.tokenizer_setup).ok_or_else(|| {
+        Failure::bad_input(format!(
+            "--tokenizer-setup: unknown setup {:?} (expected native, hf_offline or all_cl100k)",
+            a.tokenizer_setup
+        ))
+    })?;
+    let bank_name = display_name(&a.bank);
+    // 1. Select rows.
+    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
+        None => (
+            read_bank(open_input(&a.bank)?, &bank_name)?,
+            "full_bank",
+            None,
+        ),
+        Some(n) => {
+            if n <= 0 {
+                return Err(Failure::bad_input("--n: n must be positive when set"));
+            }
+            let manifest = match &a.manifest {
+                Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
+                None => published_manifest(),
+            };
+            let q = manifest_proportional_quotas(&manifest, n).map_err(|e| {
+                Failure::bad_input(format!(
+                    "{}: {e}",
+                    a.manifest
+                        .as_deref()
+                        .map_or("published manifest".into(), display_name)
+                ))
+            })?;
+            let mut rng = PyRandom::new(a.seed);
+            let rows = proportional_reservoir_sample(
+                BankReader::new(open_input(&a.bank)?, &bank_name),
+                &mut rng,
+                &q,
+            )?
+            .map_err(|e| Failure::bad_input(format!("{bank_name}: {e}")))?;
+            (rows, "proportional_sample", Some(q))
+        }
+    };
+    let rows = if a.benchmarks.is_empty() {
+        rows
+    } else {
+        let kept = filter_rows(rows, |v| {
+            v.get("benchmark")
+                .and_then(Value::as_str)
+                .is_some_and(|b| a.benchmarks.iter().any(|x| x == b))
+        });
+        if kept.is_empty() {
+            return Err(Failure::bad_input(format!(
+                "{bank_name}: no rows of benchmark(s) {}",
+                a.benchmarks.join(", ")
+            )));
+        }
+        kept
+    };
+    // 2. Validate (reference order: per row, before prediction).
+    let mut warnings = Vec::new();
+    let mut checked = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let c = check_row(r, &bank_name)?;
+        warnings.extend(c.warnings.iter().cloned());
+        checked.push(c);
+    }
+    warnings.extend(duplicate_step_warnings(&rows, &bank_name));
+    // 3. Predict.
+    let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
+    let predictions = {
+        let spec = a.predictor.as_str();
+        let mut p: Box<dyn TierPredictor> = if spec == "gold" {
+            Box::new(GoldPredictor)
+        } else if let Some(t) = spec.strip_prefix("tier:") {
+            Box::new(ConstantPredictor(parse_tier(t).ok_or_else(|| {
+                Failure::bad_input(format!(
+                    "--predictor: unknown tier {t:?} (expected low, mid, mid_high, high or 0..3)"
+                ))
+            })?))
+        } else if let Some(path) = spec.strip_prefix("file:") {
+            Box::new(load_predictions(Path::new(path))?)
+        } else if let Some(cmd) = spec.strip_prefix("cmd:") {
+            Box::new(CommandPredictor::spawn(cmd)?)
+        } else if spec == "llm" {
+            Box::new(llm::LlmPredictor::new(&a.llm)?)
+        } else {
+            return Err(Failure::bad_input(format!(
+                "--predictor: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
+            )));
+        };
+        p.predict_batch(&values)
+    };
+    let missing = predictions
+        .iter()
+        .filter(|p| matches!(p, Err(e) if e.starts_with("no prediction for row id")))
+        .count();
+    if missing > 0 {
+        warnings.push(format!(
+            "{missing} rows had no prediction in {} and count as predictor errors",
+            a.predictor
+        ));
+    }
+    let counts = benchmark_counts(checked.iter().map(|c| c.benchmark.as_str()));
+    let mut records = Vec::with_capacity(rows.len());
+    let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+    for ((row, c), p) in rows.into_iter().zip(checked).zip(predictions) {
+        let line = row.line;
+        let gold = Tier::from_id(c.gold).expect("checked range");
+        let rec = make_record(row.value, c.id, c.benchmark, gold, p).map_err(|e| {
+            Failure::bad_input(format!("{bank_name}:{line}: {e} (from {})", a.predictor))
+        })?;
+        records.push(rec);
+    }
+    warn_all(&warnings);
+    // 4. Tokenizers for the tiers that occur.
+    let mut needed = [false; 4];
+    needed[Tier::High as usize] = true;
+    for r in &records {
+        needed[r.gold as usize] = true;
+        if let Some(p) = r.pred() {
+            needed[p as usize] = true;
+        }
+    }
+    let dir = a.tokenizers.clone().or_else(default_tokenizer_dir);
+    let files = read_tokenizer_files(dir.as_deref(), setup, needed);
+    let toks = build_tier_tokenizers(setup, &files, needed)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    for f in &toks.fallbacks {
+        eprintln!(
+            "warning: tokenizers{}: {f}",
+            dir.as_deref()
+                .map(|d| format!(" ({})", d.display()))
+                .unwrap_or_default()
+        );
+    }
+    // 5. Score.
+    let mut ctx = WalkContext::new(&records, &toks);
+    let m = CrbMetrics::compute(&records, &mut ctx).map_err(|e| {
+        let i = e.record();
+        let rec = &records[i];
+        let what = match &e {
+            WalkError::Count { source, .. } => source
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
+            WalkError::StepIndex(..) => "step_index must be a number".to_string(),
+            other => other.to_string(),
+        };
+        Failure::bad_input(format!(
+            "{bank_name}:{}: row {}: {what}",
+            lines[i],
+            id_repr(&rec.id)
+        ))
+    })?;
+    let sel = Selection {
+        shard: bank_name.clone(),
+        sample_mode: sample_mode.into(),
+        seed: seed_value(a.seed),
+        quotas,
+        benchmark_counts: counts,
+    };
+    let mut summary = build_summary(&a.predictor, &sel, &mut records, &m, None, a.json);
+    let names = toks.encoder_names();
+    let mut enc = Map::new();
+    for t in Tier::ALL {
+        enc.insert(t.name().into(), Value::String(names[t as usize].clone()));
+    }
+    summary.insert(
+        "routeval_tokenizers".into(),
+        serde_json::json!({"setup": setup.name(), "encoders": enc, "fallbacks": toks.fallbacks}),
+    );
+    let out = if a.json {
+        let mut s = serde_json::to_string(&Value::Object(summary))
+            .map_err(|e| Failure::bad_input(e.to_string()))?;
+        s.push('\n');
+        s
+    } else {
+        table(&summary, &m)
+    };
+    emit(a.output.as_ref(), out.as_bytes())?;
+    Ok(common::EXIT_OK)
+}
+
+fn seed_value(seed: i128) -> Value {
+    i64::try_from(seed).map(Value::from).unwrap_or_else(|_| {
+        serde_json::Number::from_u128(seed as u128).map_or(Value::Null, Value::Number)
+    })
+}
+
+/// Warn about rows sharing `(instance_id, step_index)` (the reference costs the earlier one at
+/// the later one's position).
+fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
+    let mut seen: std::collections::HashMap<(String, String), u64> = Default::default();
+    let mut out = Vec::new();
+    for r in rows {
+        let iid = r
+            .value
+            .get("instance_id")
+            .or_else(|| r.value.get("id"))
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        let step = r
+            .value
+            .get("step_index")
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "1".into());
+        if let Some(first) = seen.insert((iid.clone(), step.clone()), r.line) {
+            out.push(format!(
+                "{source}:{}: step_index {step} repeats line {first} in trajectory {iid}; the reference costs the earlier row at the later row's position (reproduced)",
+                r.line
+            ));
+        }
+    }
+    out
+}
+
+fn f(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) => format!("{x:.2}"),
+        None => "n/a".into(),
+    }
+}
+
+fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
+    let v2 = &s["scores_v2"];
+    let mut o = String::new();
+    let _ = writeln!(
+        VecWriter(&mut o),
+        "CommonRouterBench eval: {} ({}, {} rows, {} predictor errors, tokenizers {})",
+        s["classifier"].as_str().unwrap_or_default(),
+        s["sample_mode"].as_str().unwrap_or_default(),
+        s["sampled"],
+        s["api_errors"],
+        s["routeval_tokenizers"]["setup"]
+            .as_str()
+            .unwrap_or_default()
+    );
+    let _ = writeln!(VecWriter(&mut o), "\nscores_v2 (percent)");
+    for (k, label) in [
+        ("case_pass_rate_percent", "case pass rate (pred >= gold)"),
+        ("case_exact_match_percent", "case exact match (pred = gold)"),
+        (
+            "trajectory_pass_rate_percent",
+            "trajectory pass rate (row-weighted)",
+        ),
+        ("cost_savings_score_percent", "cost savings vs always-high"),
+        ("combined_score_percent", "combined score"),
+    ] {
+        let _ = writeln!(VecWriter(&mut o), "  {label:<38} {:>9}", f(&v2[k]));
+    }
+    let _ = writeln!(
+        VecWriter(&mut o),
+        "  trajectories: {} passed of {}",
+        v2["passed_trajectories"],
+        v2["total_trajectories"]
+    );
+    let _ = writeln!(
+        VecWriter(&mut o),
+        "\n{:<14} {:>6} {:>6} {:>7} {:>12} {:>12} {:>10} {:>7}",
+        "benchmark",
+        "rows",
+        "steps",
+        "failed",
+        "D_usd",
+        "N_usd",
+        "savings%",
+        "weight"
+    );
+    for b in &m.scores_v2.by_benchmark {
+        let _ = writeln!(
+            VecWriter(&mut o),
+            "{:<14} {:>6} {:>6} {:>7} {:>12.6} {:>12.6} {:>10} {:>7.3}",
+            b.name,
+            b.row_count,
+            b.step_count,
+            b.failed_trajectory_count,
+            b.d_usd,
+            b.n_usd,
+            if b.score.is_nan() {
+                "n/a".into()
+            } else {
+                format!("{:.2}", b.score)
+            },
+            b.weight
+        );
+    }
+    let ra = &s["router_accounting"];
+    let _ = writeln!(
+        VecWriter(&mut o),
+        "\nrouter_accounting: pass {}%  exact {}%  savings {}%  overall {}%",
+        f(&ra["pass_rate_percent"]),
+        f(&ra["exact_match_rate_percent"]),
+        f(&ra["accounting_savings_score_percent"]),
+        f(&ra["overall_score_percent"])
+    );
+    let s11 = &s["section_11"];
+    let _ = writeln!(
+        VecWriter(&mut o),
+        "section_11: pass rate {}  cost savings score {}",
+        f(&s11["pass_rate"]),
+        f(&s11["cost_savings_score"])
+    );
+    if let Some(fb) = s["routeval_tokenizers"]["fallbacks"]
+        .as_array()
+        .filter(|a| !a.is_empty())
+    {
+        let _ = writeln!(VecWriter(&mut o), "tokenizer fallbacks: {}", fb.len());
+    }
+    o
+}
+
+/// `fmt::Write`-free helper: `writeln!` into a String through `io::Write`.
+struct VecWriter<'a>(&'a mut String);
+impl Write for VecWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push_str(&String::from_utf8_lossy(buf));
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn metrics_cmd(a: MetricsArgs) -> CmdResult {
+    let name = display_name(&a.cases);
+    let bytes = read_input(&a.cases)?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))?;
+    let Value::Array(items) = v else {
+        return Err(Failure::bad_input(format!(
+            "{name}: cases file must be a JSON array"
+        )));
+    };
+    let mut cases = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        cases.push(
+            metrics::case_metrics_from_value(item)
+                .map_err(|e| Failure::bad_input(format!("{name}: case {i}: {e}")))?,
+        );
+    }
+    let agg = metrics::aggregate_routerbench_metrics(&cases, a.cap_cost_score_at_100)
+        .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?;
+    let out = if a.json {
+        serde_json::to_string(&agg)
+    } else {
+        serde_json::to_string_pretty(&agg)
+    }
+    .map_err(|e| Failure::bad_input(e.to_string()))?;
+    emit(a.output.as_ref(), format!("{out}\n").as_bytes())?;
+    Ok(common::EXIT_OK)
+}

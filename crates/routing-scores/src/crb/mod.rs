@@ -1,0 +1,18 @@
+//! CommonRouterBench tier-routing scores (`specs/crb.md`), bit-equal to the reference
+//! (CommonRouterBench 0.1.0 under CPython 3.11).
+//!
+//! * [`records`]: the [`records::TierPredictor`] trait and built-in predictors, per-row
+//!   evaluation records;
+//! * [`walk`]: the trajectory walk that prices every evaluable step on three paths
+//!   (always-high baseline, gold, predicted) with prompt caching;
+//! * [`scores`]: `section_11`, `router_accounting`, `scores_v2`, `by_benchmark` and the eval summary;
+//! * [`metrics`]: `main.metrics` (`CaseMetrics`, `aggregate_routerbench_metrics`,
+//!   `routing_supervision_accuracy`);
+//! * [`classifier`]: the pure parts of the reference's OpenAI-compatible digit classifier
+//!   (prompt linearisation, request body, reply parsing).
+
+pub mod classifier;
+pub mod metrics;
+pub mod records;
+pub mod scores;
+pub mod walk;

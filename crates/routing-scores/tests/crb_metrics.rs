@@ -1,0 +1,112 @@
+//! `$ROUTEVAL_SHARED/golden/crb/metrics/metrics_vectors.json`: aggregate (with/without cap),
+//! error sets, routing_supervision_accuracy.
+
+use routeval_routing_scores::crb::metrics::{
+    aggregate_routerbench_metrics, case_metrics_from_value, routing_supervision_accuracy,
+};
+use serde_json::Value;
+
+fn vectors() -> Option<Value> {
+    let Ok(sh) = std::env::var("ROUTEVAL_SHARED") else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "ROUTEVAL_SHARED must be set under CI"
+        );
+        eprintln!("SKIPPED: crb_metrics needs ROUTEVAL_SHARED");
+        return None;
+    };
+    let p = std::path::Path::new(&sh).join("golden/crb/metrics/metrics_vectors.json");
+    Some(
+        serde_json::from_slice(
+            &std::fs::read(&p).unwrap_or_else(|e| panic!("missing {}: {e}", p.display())),
+        )
+        .unwrap(),
+    )
+}
+
+fn same(exp: &Value, got: &Value, path: &str) {
+    match (exp, got) {
+        (Value::Object(e), Value::Object(g)) => {
+            assert_eq!(
+                e.keys().collect::<Vec<_>>(),
+                g.keys().collect::<Vec<_>>(),
+                "{path}"
+            );
+            for (k, v) in e {
+                same(v, &g[k], &format!("{path}.{k}"));
+            }
+        }
+        (Value::String(s), Value::Null) if s == "NaN" => {}
+        (Value::Number(a), Value::Number(b)) => {
+            assert_eq!(a.is_f64(), b.is_f64(), "{path}: {a} vs {b}");
+            assert_eq!(
+                a.as_f64().unwrap().to_bits(),
+                b.as_f64().unwrap().to_bits(),
+                "{path}: {a} vs {b}"
+            );
+        }
+        (a, b) => assert_eq!(a, b, "{path}"),
+    }
+}
+
+fn run(cases: &Value, cap: bool) -> Result<Value, String> {
+    let cs = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(case_metrics_from_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    aggregate_routerbench_metrics(&cs, cap).map_err(|e| e.to_string())
+}
+
+#[test]
+fn aggregate_vectors() {
+    let Some(v) = vectors() else { return };
+    let mut n = 0;
+    for (name, c) in v["aggregate_routerbench_metrics"].as_object().unwrap() {
+        same(&c["result"], &run(&c["cases"], false).unwrap(), name);
+        same(
+            &c["result_cap_cost_score_at_100"],
+            &run(&c["cases"], true).unwrap(),
+            name,
+        );
+        n += 1;
+    }
+    assert!(n >= 8);
+    for (name, c) in v["aggregate_routerbench_metrics_errors"]
+        .as_object()
+        .unwrap()
+    {
+        let err = run(&c["cases"], false).unwrap_err();
+        let msg = c["result"]["error"]["message"].as_str().unwrap();
+        let msg = if c["result"]["error"]["type"] == "KeyError" {
+            format!("missing key {msg}")
+        } else {
+            msg.to_string()
+        };
+        assert_eq!(err, msg, "{name}");
+    }
+}
+
+#[test]
+fn supervision_accuracy_vectors() {
+    let Some(v) = vectors() else { return };
+    for c in v["routing_supervision_accuracy"].as_array().unwrap() {
+        let got = routing_supervision_accuracy(
+            c["gold_rows"].as_array().unwrap(),
+            c["predictions_by_id"].as_object().unwrap(),
+        );
+        match (&c["result"].get("value"), got) {
+            (Some(exp), Ok(g)) => same(exp, &g, c["name"].as_str().unwrap()),
+            (None, Err(e)) => assert_eq!(
+                e.to_string(),
+                c["result"]["error"]["message"].as_str().unwrap(),
+                "{}",
+                c["name"]
+            ),
+            (exp, got) => panic!("{}: {exp:?} vs {got:?}", c["name"]),
+        }
+    }
+}
