@@ -8,3 +8,5 @@
 //!   rate, groundedness, citation coverage, answer relevance/correctness).
 //!
 //! Readers take `std::io::Read`ers or bytes, never paths. Pure otherwise.
+
+pub mod rag;
