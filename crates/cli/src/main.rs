@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod rag;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,10 +19,16 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// RAG quality: rag-quality-check 0.1.0's retrieval and answer metrics, bit for bit
+    /// (`routeval rag -h` lists every metric).
+    Rag(rag::RagCmd),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: common::CmdResult = match cli.command {};
+    let result: common::CmdResult = match cli.command {
+        Command::Rag(c) => rag::run(c),
+    };
     common::finish(result)
 }

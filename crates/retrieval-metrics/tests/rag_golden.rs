@@ -4,9 +4,7 @@
 //! the exact embed call lists (toy embeddings), and the error message for `err_*` files.
 
 use ndarray::Array2;
-use routeval_retrieval_metrics::rag::{
-    EmbedError, Embedder, Options, PyValue, evaluate, pyjson,
-};
+use routeval_retrieval_metrics::rag::{EmbedError, Embedder, Options, PyValue, evaluate, pyjson};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -63,7 +61,10 @@ impl Embedder for Toy {
     fn embed(&mut self, texts: &[String]) -> Result<Array2<f64>, EmbedError> {
         self.calls.push(texts.to_vec());
         let rows: Vec<Vec<f64>> = if self.kind == "bad_rows" {
-            texts[..texts.len() - 1].iter().map(|t| toy("const", t)).collect()
+            texts[..texts.len() - 1]
+                .iter()
+                .map(|t| toy("const", t))
+                .collect()
         } else {
             texts.iter().map(|t| toy(&self.kind, t)).collect()
         };
@@ -119,7 +120,11 @@ fn rag_golden_cases() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    assert!(files.len() >= 100, "expected the golden corpus in {}", dir.display());
+    assert!(
+        files.len() >= 100,
+        "expected the golden corpus in {}",
+        dir.display()
+    );
     let mut failures = Vec::new();
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
@@ -204,6 +209,12 @@ fn rag_golden_cases() {
             failures.push(format!("{name}:\n  {}", errs.join("\n  ")));
         }
     }
-    assert!(failures.is_empty(), "{} of {} golden files differ:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden files differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     eprintln!("rag golden: {} files reproduce", files.len());
 }

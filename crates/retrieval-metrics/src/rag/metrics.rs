@@ -76,7 +76,11 @@ pub fn ndcg_at_k(gains: &[f64], ideal: &[f64], k: usize) -> Option<f64> {
 /// `hit_rate = 1.0` if any of the top `k` is relevant, else 0.0; the report's value is the
 /// share of queries with a hit.
 pub fn hit_rate(gains: &[f64], k: usize) -> f64 {
-    if gains.iter().take(k).any(|&g| g > 0.0) { 1.0 } else { 0.0 }
+    if gains.iter().take(k).any(|&g| g > 0.0) {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]

@@ -152,7 +152,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: 5, threshold: 0.5 }
+        Options {
+            k: 5,
+            threshold: 0.5,
+        }
     }
 }
 
@@ -162,6 +165,14 @@ pub enum EmbedError {
     /// The backend failed (HTTP status, timeout, process exit, unparsable reply).
     #[error("embedding failed: {0}")]
     Failed(String),
+    /// The backend's reply has the wrong shape (the reference's numpy shape message).
+    #[error("embed must return one vector per input text: got shape {shape} for {n} texts")]
+    Shape {
+        /// numpy-style shape tuple, e.g. `(64,)`.
+        shape: String,
+        /// Number of texts sent.
+        n: usize,
+    },
     /// A vector's length differs from the first one seen in this run.
     #[error("embedding dimension changed: expected {expected}, got {got}")]
     Dimension {
@@ -657,7 +668,16 @@ fn evaluate_one<S: Scorer>(
     if unanswerable {
         r.excluded.extend(Metric::RETRIEVAL);
         r.notes.push(format!("case {index}: 'relevant' lists no relevant ids at all, so this query is treated as having no right answer; every retrieval metric is excluded (retrieving nothing relevant is the wanted result here, not a failure)"));
-        score_answer(case, &mut r, index, texts.len(), &checkable, sim, t, &mut tally)?;
+        score_answer(
+            case,
+            &mut r,
+            index,
+            texts.len(),
+            &checkable,
+            sim,
+            t,
+            &mut tally,
+        )?;
         return Ok((r, tally));
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
@@ -728,7 +748,16 @@ fn evaluate_one<S: Scorer>(
             q()
         ));
     }
-    score_answer(case, &mut r, index, texts.len(), &checkable, sim, t, &mut tally)?;
+    score_answer(
+        case,
+        &mut r,
+        index,
+        texts.len(),
+        &checkable,
+        sim,
+        t,
+        &mut tally,
+    )?;
     Ok((r, tally))
 }
 

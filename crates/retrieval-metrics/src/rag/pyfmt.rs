@@ -25,7 +25,11 @@ pub fn float_repr(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let sign = if x < 0.0 { "-" } else { "" };
     let (digits, decpt) = shortest_digits(x);
@@ -36,7 +40,11 @@ pub fn float_repr(x: f64) -> String {
         } else if decpt >= n {
             format!("{}{}.0", digits, "0".repeat((decpt - n) as usize))
         } else {
-            format!("{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
+            format!(
+                "{}.{}",
+                &digits[..decpt as usize],
+                &digits[decpt as usize..]
+            )
         }
     } else {
         let e = decpt - 1;
@@ -56,7 +64,11 @@ pub fn json_float(x: f64) -> String {
     if x.is_nan() {
         "NaN".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+        if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
     } else {
         float_repr(x)
     }
@@ -72,7 +84,11 @@ pub fn fmt_g(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let sci = format!("{:.5e}", x);
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -130,7 +146,11 @@ fn is_nonprintable(c: char) -> bool {
 /// Python `repr(str)`: single quotes unless the text has `'` and no `"`; `\\`, `\t`, `\n`,
 /// `\r` escaped; non-printable characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
 pub fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -220,8 +240,14 @@ mod tests {
         assert_eq!(round6(0.0078125), 0.007812);
         assert_eq!(round6(3.0 / 128.0), 0.023438);
         assert_eq!(repr_str("what's up"), "\"what's up\"");
-        assert_eq!(repr_str("say \"hi\" and 'bye'"), "'say \"hi\" and \\'bye\\''");
-        assert_eq!(repr_str("soft\u{ad}hyphen zero\u{200b}width"), "'soft\\xadhyphen zero\\u200bwidth'");
+        assert_eq!(
+            repr_str("say \"hi\" and 'bye'"),
+            "'say \"hi\" and \\'bye\\''"
+        );
+        assert_eq!(
+            repr_str("soft\u{ad}hyphen zero\u{200b}width"),
+            "'soft\\xadhyphen zero\\u200bwidth'"
+        );
         assert_eq!(shorten("  a \t b\n", 60), "a b");
         assert_eq!(shorten("abcdefgh", 6), "abc...");
     }

@@ -224,9 +224,7 @@ impl<'a> Parser<'a> {
             b't' if rest.starts_with(b"true") => Ok((PyValue::Bool(true), idx + 4)),
             b'f' if rest.starts_with(b"false") => Ok((PyValue::Bool(false), idx + 5)),
             b'N' if rest.starts_with(b"NaN") => Ok((PyValue::Float(f64::NAN), idx + 3)),
-            b'I' if rest.starts_with(b"Infinity") => {
-                Ok((PyValue::Float(f64::INFINITY), idx + 8))
-            }
+            b'I' if rest.starts_with(b"Infinity") => Ok((PyValue::Float(f64::INFINITY), idx + 8)),
             b'-' if rest.starts_with(b"-Infinity") => {
                 Ok((PyValue::Float(f64::NEG_INFINITY), idx + 9))
             }
@@ -492,10 +490,19 @@ mod tests {
             e("{\"a\":1,}"),
             "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)"
         );
-        assert_eq!(e("[1 2]"), "Expecting ',' delimiter: line 1 column 4 (char 3)");
+        assert_eq!(
+            e("[1 2]"),
+            "Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
         assert_eq!(e("{} x"), "Extra data: line 1 column 4 (char 3)");
-        assert_eq!(e("\"abc"), "Unterminated string starting at: line 1 column 1 (char 0)");
-        assert_eq!(e("{\"a\" 1}"), "Expecting ':' delimiter: line 1 column 6 (char 5)");
+        assert_eq!(
+            e("\"abc"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
+        assert_eq!(
+            e("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
         assert_eq!(
             e("\u{feff}[]"),
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"

@@ -130,7 +130,11 @@ impl CaseResult {
             .map(|(m, v)| (m.name().to_string(), json_float(round6(*v))))
             .collect();
         fields.push(("metrics", json_map(&metrics, ind + 2)));
-        let excl: Vec<String> = self.excluded.iter().map(|m| json_string(m.name())).collect();
+        let excl: Vec<String> = self
+            .excluded
+            .iter()
+            .map(|m| json_string(m.name()))
+            .collect();
         fields.push(("excluded", json_list(&excl, ind + 2)));
         let notes: Vec<String> = self.notes.iter().map(|s| json_string(s)).collect();
         fields.push(("notes", json_list(&notes, ind + 2)));
@@ -397,7 +401,11 @@ impl RagReport {
                 .unwrap_or(std::cmp::Ordering::Equal)
                 .then(a.1.index.cmp(&b.1.index))
         });
-        scored.into_iter().take(n as usize).map(|(_, c)| c).collect()
+        scored
+            .into_iter()
+            .take(n as usize)
+            .map(|(_, c)| c)
+            .collect()
     }
 
     /// `RagReport.summary()` exactly, header `rag-quality-check: ...`.
@@ -578,7 +586,11 @@ impl RagReport {
     /// metric columns, then `failures` (the count).
     pub fn frame_columns(&self) -> Vec<String> {
         let mut cols: Vec<String> = FRAME_BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
-        cols.extend(self.frame_metric_columns().iter().map(|m| m.name().to_string()));
+        cols.extend(
+            self.frame_metric_columns()
+                .iter()
+                .map(|m| m.name().to_string()),
+        );
         cols.push("failures".into());
         cols
     }
@@ -604,7 +616,11 @@ impl RagReport {
                 super::pyfmt::float_repr(c.score()),
             ];
             for m in &cols {
-                row.push(c.metric(*m).map(super::pyfmt::float_repr).unwrap_or_default());
+                row.push(
+                    c.metric(*m)
+                        .map(super::pyfmt::float_repr)
+                        .unwrap_or_default(),
+                );
             }
             row.push(c.failures.len().to_string());
             wr.write_record(&row)?;

@@ -106,9 +106,9 @@ pub const STOPWORDS: [&str; 70] = [
     "a", "about", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
     "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how",
     "i", "if", "in", "into", "is", "it", "its", "may", "might", "must", "no", "not", "of", "on",
-    "or", "our", "should", "so", "than", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "to", "us", "was", "we", "were", "what", "when", "where",
-    "which", "who", "will", "with", "would", "you", "your",
+    "or", "our", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "to", "us", "was", "we", "were", "what", "when", "where", "which",
+    "who", "will", "with", "would", "you", "your",
 ];
 
 fn is_stopword(t: &str) -> bool {
@@ -258,7 +258,9 @@ pub fn looks_like_passage(text: &str) -> bool {
         return true;
     }
     let lowered = flat.to_ascii_lowercase();
-    const PREFIXES: [&str; 7] = ["http://", "https://", "s3://", "gs://", "file://", "urn:", "doc:"];
+    const PREFIXES: [&str; 7] = [
+        "http://", "https://", "s3://", "gs://", "file://", "urn:", "doc:",
+    ];
     if PREFIXES.iter().any(|p| lowered.starts_with(p)) {
         return false;
     }
@@ -331,7 +333,10 @@ mod tests {
 
     #[test]
     fn sentences() {
-        assert_eq!(split_sentences("3.14 is pi. e.g. this"), vec!["3.14 is pi.", "e.g.", "this"]);
+        assert_eq!(
+            split_sentences("3.14 is pi. e.g. this"),
+            vec!["3.14 is pi.", "e.g.", "this"]
+        );
         assert_eq!(split_sentences("Really?No"), vec!["Really?No"]);
         assert_eq!(split_sentences("一。二"), vec!["一。", "二"]);
         assert!(split_sentences(" \u{a0}").is_empty());
@@ -341,7 +346,9 @@ mod tests {
     fn passages() {
         assert!(!looks_like_passage("p_reset"));
         assert!(!looks_like_passage("Paris"));
-        assert!(looks_like_passage("Supercalifragilisticexpialidociousnessity"));
+        assert!(looks_like_passage(
+            "Supercalifragilisticexpialidociousnessity"
+        ));
         assert!(!looks_like_passage("https://x.y/z"));
         assert!(looks_like_passage("中文"));
     }
