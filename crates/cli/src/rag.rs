@@ -11,8 +11,8 @@ mod embed;
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use routeval_retrieval_metrics::rag::{
-    Embedder, Metric, Options, RagError, RagReport, evaluate, parse_cases, py_float_str,
-    py_int_str, pyfmt,
+    Embedder, Metric, Options, PyValue, RagError, RagReport, RagRun, evaluate, parse_cases,
+    py_float_str, py_int_str, pyfmt, pyjson,
 };
 use std::ffi::OsString;
 use std::io::Write;
@@ -363,11 +363,12 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         return usage_error("--embed-url and --embed-model go together");
     }
 
-    // Read the cases.
-    let cases = match read_cases(&target) {
-        Ok(c) => c,
+    // Read the input (parsed below: streamed when lexical, whole when embedding).
+    let (bytes, origin) = match read_bytes(&target) {
+        Ok(x) => x,
         Err(msg) => return input_error(&msg),
     };
+    let text = String::from_utf8_lossy(&bytes);
 
     // The embedding backend, if any.
     let timeout = Duration::from_secs_f64(timeout);
@@ -400,10 +401,19 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     let _ = (batch, retries, backoff);
 
     let opts = Options { k, threshold };
-    let result = match embedder.as_mut() {
-        Some(e) => evaluate(&cases, &opts, Some(e.as_mut() as &mut dyn Embedder)),
-        None => evaluate(&cases, &opts, None),
+    let streamed = if embedder.is_none() {
+        stream_evaluate(&text, &origin, &opts)
+    } else {
+        None
     };
+    let result = match streamed {
+        Some(r) => r,
+        None => parse_cases(&text, &origin).and_then(|cases| match embedder.as_mut() {
+            Some(e) => evaluate(&cases, &opts, Some(e.as_mut() as &mut dyn Embedder)),
+            None => evaluate(&cases, &opts, None),
+        }),
+    };
+    drop(bytes);
     let report = match result {
         Ok(r) => r,
         Err(e) => return input_error(&e.to_string()),
@@ -420,24 +430,70 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     Ok(common::EXIT_OK)
 }
 
-fn read_cases(target: &str) -> Result<Vec<routeval_retrieval_metrics::rag::PyValue>, String> {
-    let (bytes, origin) = if target == "-" {
+/// Read `target` (`-` = stdin) as the reference does: a missing path or a directory is
+/// `'PATH' does not exist`; other IO errors are spelled like Python's `OSError`.
+fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
+    if target == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
             .map_err(|e| os_error(&e, "<stdin>"))?;
-        (buf, "standard input".to_string())
-    } else {
-        let path = Path::new(target);
-        if !path.is_file() {
-            return Err(format!("{} does not exist", pyfmt::repr_str(target)));
+        return Ok((buf, "standard input".to_string()));
+    }
+    let path = Path::new(target);
+    if !path.is_file() {
+        return Err(format!("{} does not exist", pyfmt::repr_str(target)));
+    }
+    Ok((
+        std::fs::read(path).map_err(|e| os_error(&e, target))?,
+        target.to_string(),
+    ))
+}
+
+/// Cases per parallel batch on the streaming path.
+const BATCH: usize = 8192;
+
+/// The lexical path for a top-level JSON array: parse and score it batch by batch, so the
+/// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array;
+/// the caller then reads it the reference's way (JSON value, else JSON Lines) and gets the
+/// same errors it would.
+fn stream_evaluate(
+    text: &str,
+    origin: &str,
+    opts: &Options,
+) -> Option<Result<RagReport, RagError>> {
+    let stripped = text.trim_matches(routeval_retrieval_metrics::rag::text::is_space);
+    let mut run = RagRun::new(opts);
+    let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
+    let mut not_object: Option<usize> = None;
+    let mut index = 0usize;
+    let parsed = pyjson::stream_array(stripped, |v| {
+        if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
+            not_object = Some(index);
         }
-        (
-            std::fs::read(path).map_err(|e| os_error(&e, target))?,
-            target.to_string(),
-        )
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    parse_cases(&text, &origin).map_err(|e: RagError| e.to_string())
+        index += 1;
+        if not_object.is_none()
+            && let Ok(run) = run.as_mut()
+        {
+            batch.push(v);
+            if batch.len() == BATCH {
+                run.push(&batch);
+                batch.clear();
+            }
+        }
+    });
+    match parsed {
+        Ok(true) => {}
+        Ok(false) | Err(_) => return None,
+    }
+    if let Some(i) = not_object {
+        return Some(Err(RagError::Input(format!(
+            "{origin}: case {i} is not a JSON object"
+        ))));
+    }
+    Some(run.and_then(|mut run| {
+        run.push(&batch);
+        run.finish()
+    }))
 }
 
 fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {
@@ -461,7 +517,10 @@ fn write_outputs(
         let bytes = match format {
             Some(f) => rows(report, f),
             None if path.to_lowercase().ends_with(".json") => {
-                format!("{}\n", report.to_json()).into_bytes()
+                let mut v = Vec::new();
+                let _ = report.write_json(&mut v);
+                v.push(b'\n');
+                v
             }
             None => format!("{}\n", text()).into_bytes(),
         };
@@ -472,7 +531,13 @@ fn write_outputs(
     let res = match (format, &args.output) {
         (Some(_), Some(_)) => Ok(()),
         (Some(f), None) => out.write_all(&rows(report, f)),
-        (None, _) if args.json => writeln!(out, "{}", report.to_json()),
+        (None, _) if args.json => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            report
+                .write_json(&mut w)
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush())
+        }
         (None, output) => {
             let mut s = text();
             if let Some(p) = output {

@@ -19,8 +19,9 @@ use std::time::Duration;
 pub(crate) fn matrix_from_json(v: &serde_json::Value, n: usize) -> Result<Array2<f64>, EmbedError> {
     let bad = |what: &str| EmbedError::Failed(format!("reply is not {what}"));
     let arr = v.as_array().ok_or_else(|| bad("a JSON array of vectors"))?;
-    // A single flat vector is accepted for a single text (numpy reshape, as the reference).
-    if arr.iter().all(|x| x.is_number()) && !arr.is_empty() {
+    // A single flat vector is accepted for a single text (numpy reshape, as the reference);
+    // `[]` is numpy's shape `(0,)`.
+    if arr.iter().all(|x| x.is_number()) {
         if n == 1 {
             let row: Vec<f64> = arr.iter().filter_map(|x| x.as_f64()).collect();
             let d = row.len();

@@ -3,8 +3,8 @@
 use super::RagError;
 use super::pyjson::PyValue;
 use super::text::{is_space, py_strip};
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// A retrieved or relevant id with Python's equality: `1`, `1.0` and `true` are one id, `"1"`
 /// another; every NaN from JSON is the same id (CPython's decoder hands out one NaN object).
@@ -187,7 +187,7 @@ impl OkOrDefault for Option<f64> {
 /// `relevant` a string or scalar; an entry that is a list; a gain that `float()` rejects.
 pub(crate) fn as_gains(relevant: &PyValue) -> Result<Vec<(IdKey<'_>, f64)>, RagError> {
     let mut out: Vec<(IdKey<'_>, f64)> = Vec::new();
-    let mut index: HashMap<IdKey<'_>, usize> = HashMap::new();
+    let mut index: HashMap<IdKey<'_>, usize> = HashMap::default();
     match relevant {
         PyValue::Dict(items) => {
             for (k, v) in items {

@@ -43,9 +43,10 @@ use case::{as_gains, as_item, non_blank, query_text};
 use ndarray::Array2;
 use pyfmt::{fmt_g, pct0, repr_str, shorten};
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use text::{TokenSet, coverage, looks_like_passage, py_strip, split_sentences, tokenize};
+use text::{TokenSet, looks_like_passage, py_strip, split_sentences, tokenize};
 
 /// One of rag-quality-check's nine metrics, in canonical order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -385,7 +386,22 @@ impl TokenCache {
 
 #[derive(Default)]
 struct Lexical {
-    tokens: TokenCache,
+    interner: text::Interner,
+    sets: FxHashMap<String, text::IdSet>,
+}
+
+impl Lexical {
+    /// Forget the previous case's tokens (keeps allocations for the next case).
+    fn reset(&mut self) {
+        self.interner.clear();
+        self.sets.clear();
+    }
+    fn ensure(&mut self, s: &str) {
+        if !self.sets.contains_key(s) {
+            let set = self.interner.tokenize(s);
+            self.sets.insert(s.to_string(), set);
+        }
+    }
 }
 
 impl Scorer for Lexical {
@@ -396,13 +412,13 @@ impl Scorer for Lexical {
         if left.is_empty() || right.is_empty() {
             return Ok(0.0);
         }
-        self.tokens.ensure(left);
-        self.tokens.ensure(right);
-        Ok(coverage(self.tokens.get(left), self.tokens.get(right)))
+        self.ensure(left);
+        self.ensure(right);
+        Ok(text::coverage_ids(&self.sets[left], &self.sets[right]))
     }
     fn weight(&mut self, sentence: &str) -> usize {
-        self.tokens.ensure(sentence);
-        self.tokens.get(sentence).len()
+        self.ensure(sentence);
+        self.sets[sentence].len()
     }
 }
 
@@ -542,19 +558,11 @@ pub fn evaluate(
         }
     }
     let k = opts.k as usize;
-    let (kind, results): (SimilarityKind, Vec<(CaseResult, Tally)>) = match embedder {
+    match embedder {
         None => {
-            let results: Vec<Result<(CaseResult, Tally), RagError>> = cases
-                .par_iter()
-                .enumerate()
-                .with_min_len(64)
-                .map(|(i, c)| evaluate_one(c, i, k, t, &mut Lexical::default()))
-                .collect();
-            let mut ok = Vec::with_capacity(results.len());
-            for r in results {
-                ok.push(r?);
-            }
-            (SimilarityKind::Lexical, ok)
+            let mut run = RagRun::new(opts)?;
+            run.push(cases);
+            run.finish()
         }
         Some(embedder) => {
             let mut cache = EmbedCache {
@@ -575,10 +583,104 @@ pub fn evaluate(
                 };
                 ok.push(evaluate_one(c, i, k, t, &mut scorer)?);
             }
-            (SimilarityKind::Embeddings, ok)
+            Ok(report::assemble(k, t, SimilarityKind::Embeddings, ok))
         }
-    };
-    Ok(report::assemble(k, t, kind, results))
+    }
+}
+
+/// Streaming lexical evaluation: push cases in order (in batches of any size; each batch is
+/// scored in parallel), then [`finish`](RagRun::finish). Memory holds only the per-case
+/// results, so a caller can drop each batch's input after pushing it. Gives exactly
+/// [`evaluate`]'s report and errors (the first non-object case wins over the first scoring
+/// error, as the reference checks every case's type before scoring any).
+pub struct RagRun {
+    k: usize,
+    threshold: f64,
+    results: Vec<(CaseResult, Tally)>,
+    not_dict: Option<RagError>,
+    error: Option<RagError>,
+    seen: usize,
+}
+
+impl RagRun {
+    /// Validate the options and start an empty run.
+    ///
+    /// # Errors
+    /// `k < 1` or a threshold outside 0..1.
+    pub fn new(opts: &Options) -> Result<RagRun, RagError> {
+        if opts.k < 1 {
+            return Err(RagError::KTooSmall(opts.k));
+        }
+        if !(0.0..=1.0).contains(&opts.threshold) {
+            return Err(RagError::Threshold(opts.threshold));
+        }
+        Ok(RagRun {
+            k: opts.k as usize,
+            threshold: opts.threshold,
+            results: Vec::new(),
+            not_dict: None,
+            error: None,
+            seen: 0,
+        })
+    }
+
+    /// Score the next cases (indices continue from the previous batch).
+    pub fn push(&mut self, cases: &[PyValue]) {
+        let base = self.seen;
+        self.seen += cases.len();
+        if self.not_dict.is_none() {
+            if let Some((i, c)) = cases
+                .iter()
+                .enumerate()
+                .find(|(_, c)| !matches!(c, PyValue::Dict(_)))
+            {
+                self.not_dict = Some(RagError::CaseNotDict {
+                    index: base + i,
+                    type_name: c.type_name(),
+                });
+            }
+        }
+        if self.not_dict.is_some() || self.error.is_some() {
+            return;
+        }
+        let (k, t) = (self.k, self.threshold);
+        let scored: Vec<Result<(CaseResult, Tally), RagError>> = cases
+            .par_iter()
+            .enumerate()
+            .with_min_len(64)
+            .map_init(Lexical::default, |lex, (i, c)| {
+                lex.reset();
+                evaluate_one(c, base + i, k, t, lex)
+            })
+            .collect();
+        self.results.reserve(scored.len());
+        for r in scored {
+            match r {
+                Ok(r) => self.results.push(r),
+                Err(e) => {
+                    self.error = Some(e);
+                    self.results = Vec::new();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The report (or the run's first error).
+    ///
+    /// # Errors
+    /// The first non-object case, else the first case that failed to score.
+    pub fn finish(self) -> Result<RagReport, RagError> {
+        if let Some(e) = self.not_dict.or(self.error) {
+            return Err(e);
+        }
+        Ok(report::assemble(
+            self.k,
+            self.threshold,
+            SimilarityKind::Lexical,
+            self.results,
+        ))
+    }
 }
 
 fn evaluate_one<S: Scorer>(
@@ -609,7 +711,7 @@ fn evaluate_one<S: Scorer>(
     r.n_retrieved = raw.len();
     let mut ids: Vec<IdKey<'_>> = Vec::with_capacity(raw.len());
     let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(raw.len());
-    let mut seen: HashSet<IdKey<'_>> = HashSet::with_capacity(raw.len());
+    let mut seen: FxHashSet<IdKey<'_>> = FxHashSet::default();
     let mut duplicates = 0usize;
     for item in raw {
         let (id, text) = as_item(item)?;
@@ -681,7 +783,7 @@ fn evaluate_one<S: Scorer>(
         return Ok((r, tally));
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
-        let lookup: HashMap<&IdKey<'_>, f64> = gain_by_id.iter().map(|(k, g)| (k, *g)).collect();
+        let lookup: FxHashMap<&IdKey<'_>, f64> = gain_by_id.iter().map(|(k, g)| (k, *g)).collect();
         let gains: Vec<f64> = ids
             .iter()
             .map(|id| lookup.get(id).copied().unwrap_or(0.0))

@@ -161,6 +161,51 @@ pub fn parse(text: &str) -> Result<PyValue, JsonError> {
     Ok(value)
 }
 
+/// Stream the elements of a top-level JSON array to `f`, one at a time, so a large case file
+/// never exists twice in memory. Returns `Ok(false)` (calling nothing) when `text` (already
+/// stripped) does not start with `[`; an `Err` means `json.loads(text)` would fail (the
+/// caller then falls back to JSON Lines, as the reference does).
+///
+/// # Errors
+/// The `json.loads` error for the whole text.
+pub fn stream_array(text: &str, mut f: impl FnMut(PyValue)) -> Result<bool, JsonError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        text,
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    let s = p.s;
+    let mut i = p.ws(0);
+    if i >= s.len() || s[i] != b'[' {
+        return Ok(false);
+    }
+    i = p.ws(i + 1);
+    if i < s.len() && s[i] == b']' {
+        i += 1;
+    } else {
+        loop {
+            let (value, next) = p.scan_once(i)?;
+            f(value);
+            i = p.ws(next);
+            if i < s.len() && s[i] == b']' {
+                i += 1;
+                break;
+            }
+            if i >= s.len() || s[i] != b',' {
+                return Err(p.err("Expecting ',' delimiter", i));
+            }
+            i = p.ws(i + 1);
+        }
+    }
+    let end = p.ws(i);
+    if end != s.len() {
+        return Err(p.err("Extra data", end));
+    }
+    Ok(true)
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,

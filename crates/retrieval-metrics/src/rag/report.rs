@@ -521,7 +521,18 @@ impl RagReport {
     /// `json.dumps(report.to_dict(), indent=2, ensure_ascii=False)` (no trailing newline):
     /// every float rounded to 6 decimals and spelled like Python's `repr`.
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(512 + self.per_case.len() * 512);
+        let mut buf = Vec::with_capacity(512 + self.per_case.len() * 512);
+        // Writing into a Vec cannot fail.
+        let _ = self.write_json(&mut buf);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// [`to_json`](Self::to_json), streamed to `w` case by case (no trailing newline).
+    ///
+    /// # Errors
+    /// Write errors from `w`.
+    pub fn write_json<W: Write>(&self, w: &mut W) -> std::io::Result<()> {
+        let mut out = String::with_capacity(4096);
         out.push_str("{\n");
         let metrics: Vec<(String, String)> = self
             .metrics
@@ -566,11 +577,15 @@ impl RagReport {
                     out.push(',');
                 }
                 out.push('\n');
+                if out.len() > 1 << 16 {
+                    w.write_all(out.as_bytes())?;
+                    out.clear();
+                }
             }
             out.push_str("  ]");
         }
         out.push_str("\n}");
-        out
+        w.write_all(out.as_bytes())
     }
 
     /// The metric columns of the per-case rows: every metric some case produced, canonical

@@ -111,8 +111,150 @@ pub const STOPWORDS: [&str; 70] = [
     "who", "will", "with", "would", "you", "your",
 ];
 
-fn is_stopword(t: &str) -> bool {
-    t.len() <= 6 && t.is_ascii() && STOPWORDS.binary_search(&t).is_ok()
+/// Membership in [`STOPWORDS`] (a `match`, compiled to length + byte comparisons).
+pub fn is_stopword(t: &str) -> bool {
+    matches!(
+        t,
+        "a" | "about"
+            | "an"
+            | "and"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "been"
+            | "being"
+            | "but"
+            | "by"
+            | "can"
+            | "could"
+            | "did"
+            | "do"
+            | "does"
+            | "for"
+            | "from"
+            | "had"
+            | "has"
+            | "have"
+            | "he"
+            | "her"
+            | "his"
+            | "how"
+            | "i"
+            | "if"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "may"
+            | "might"
+            | "must"
+            | "no"
+            | "not"
+            | "of"
+            | "on"
+            | "or"
+            | "our"
+            | "should"
+            | "so"
+            | "than"
+            | "that"
+            | "the"
+            | "their"
+            | "them"
+            | "then"
+            | "there"
+            | "these"
+            | "they"
+            | "this"
+            | "those"
+            | "to"
+            | "us"
+            | "was"
+            | "we"
+            | "were"
+            | "what"
+            | "when"
+            | "where"
+            | "which"
+            | "who"
+            | "will"
+            | "with"
+            | "would"
+            | "you"
+            | "your"
+    )
+}
+
+/// Call `f` with every token of `text` in order (before stopword removal and
+/// de-duplication): words (runs of [`is_word_char`]) casefolded, and a word holding any CJK
+/// character split into single characters each carrying its following Mn/Mc marks.
+/// `buf` is scratch space.
+pub fn for_each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip to the next word character.
+        let b = bytes[i];
+        let (c, len) = if b < 0x80 {
+            (b as char, 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or('\u{fffd}');
+            (c, c.len_utf8())
+        };
+        if !is_word_char(c) {
+            i += len;
+            continue;
+        }
+        let start = i;
+        let mut ascii = true;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            let c = text[i..].chars().next().unwrap_or('\u{fffd}');
+            if !is_word_char(c) {
+                break;
+            }
+            ascii = false;
+            i += c.len_utf8();
+        }
+        let word = &text[start..i];
+        buf.clear();
+        if ascii {
+            for &b in word.as_bytes() {
+                buf.push(b.to_ascii_lowercase() as char);
+            }
+            f(buf);
+            continue;
+        }
+        casefold_into(word, buf);
+        if buf.chars().any(is_cjk) {
+            let folded: &str = buf;
+            let mut piece_start: Option<usize> = None;
+            for (j, c) in folded.char_indices() {
+                match piece_start {
+                    Some(_) if is_mark(c) => {}
+                    Some(p) => {
+                        f(&folded[p..j]);
+                        piece_start = Some(j);
+                    }
+                    None => piece_start = Some(j),
+                }
+            }
+            if let Some(p) = piece_start {
+                f(&folded[p..]);
+            }
+        } else {
+            f(buf);
+        }
+    }
 }
 
 /// A distinct set of tokens, stored sorted (the reference's `frozenset`).
@@ -134,21 +276,24 @@ impl TokenSet {
     }
     /// `|self ∩ other|`.
     pub fn intersection_len(&self, other: &TokenSet) -> usize {
-        let (a, b) = (&self.0, &other.0);
-        let (mut i, mut j, mut n) = (0, 0, 0);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                Ordering::Less => i += 1,
-                Ordering::Greater => j += 1,
-                Ordering::Equal => {
-                    n += 1;
-                    i += 1;
-                    j += 1;
-                }
+        sorted_intersection_len(&self.0, &other.0)
+    }
+}
+
+fn sorted_intersection_len<T: Ord>(a: &[T], b: &[T]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
             }
         }
-        n
     }
+    n
 }
 
 /// rag-quality-check's `tokenize(text)` (spec 7.2): words (runs of [`is_word_char`]),
@@ -158,52 +303,88 @@ impl TokenSet {
 /// No Unicode normalisation.
 pub fn tokenize(text: &str) -> TokenSet {
     let mut tokens: Vec<String> = Vec::new();
-    let mut word_start: Option<usize> = None;
-    let mut folded = String::new();
-    let mut flush = |word: &str, tokens: &mut Vec<String>| {
-        folded.clear();
-        casefold_into(word, &mut folded);
-        if folded.chars().any(is_cjk) {
-            let mut cur = String::new();
-            for c in folded.chars() {
-                if !cur.is_empty() && is_mark(c) {
-                    cur.push(c);
-                } else {
-                    if !cur.is_empty() {
-                        tokens.push(std::mem::take(&mut cur));
-                    }
-                    cur.push(c);
-                }
-            }
-            if !cur.is_empty() {
-                tokens.push(cur);
-            }
-        } else {
-            tokens.push(folded.clone());
-        }
-    };
-    for (i, c) in text.char_indices() {
-        if is_word_char(c) {
-            if word_start.is_none() {
-                word_start = Some(i);
-            }
-        } else if let Some(s) = word_start.take() {
-            flush(&text[s..i], &mut tokens);
-        }
-    }
-    if let Some(s) = word_start {
-        flush(&text[s..], &mut tokens);
-    }
-    if tokens.is_empty() {
-        return TokenSet::default();
-    }
-    let has_content = tokens.iter().any(|t| !is_stopword(t));
-    if has_content {
+    let mut buf = String::new();
+    for_each_token(text, &mut buf, |t| tokens.push(t.to_string()));
+    if tokens.iter().any(|t| !is_stopword(t)) {
         tokens.retain(|t| !is_stopword(t));
     }
     tokens.sort_unstable();
     tokens.dedup();
     TokenSet(tokens)
+}
+
+/// Interns token strings as dense `u32` ids, so token sets compare as integer sets.
+#[derive(Debug, Default)]
+pub struct Interner {
+    map: rustc_hash::FxHashMap<Box<str>, u32>,
+    buf: String,
+    scratch: Vec<(u32, bool)>,
+}
+
+impl Interner {
+    /// Forget every token (keeps the allocation).
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.map.get(s) {
+            return i;
+        }
+        let i = self.map.len() as u32;
+        self.map.insert(s.into(), i);
+        i
+    }
+
+    /// [`tokenize`] as a set of interned ids (same set semantics, stopword fallback included).
+    pub fn tokenize(&mut self, text: &str) -> IdSet {
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for_each_token(text, &mut buf, |t| {
+            let stop = is_stopword(t);
+            let id = self.id(t);
+            scratch.push((id, stop));
+        });
+        let any_content = scratch.iter().any(|(_, stop)| !stop);
+        let mut ids: Vec<u32> = scratch
+            .iter()
+            .filter(|(_, stop)| !any_content || !stop)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        self.buf = buf;
+        self.scratch = scratch;
+        IdSet(ids)
+    }
+}
+
+/// A token set as sorted, distinct interned ids (see [`Interner`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdSet(Vec<u32>);
+
+impl IdSet {
+    /// Number of distinct tokens.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True when there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// `|self ∩ other|` (both from the same [`Interner`]).
+    pub fn intersection_len(&self, other: &IdSet) -> usize {
+        sorted_intersection_len(&self.0, &other.0)
+    }
+}
+
+/// [`coverage`] on interned sets.
+pub fn coverage_ids(left: &IdSet, right: &IdSet) -> f64 {
+    if left.is_empty() {
+        return 0.0;
+    }
+    left.intersection_len(right) as f64 / left.len() as f64
 }
 
 /// rag-quality-check's `split_sentences(text)` (spec 7.3): cut right after `。！？`; after
