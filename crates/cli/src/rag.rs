@@ -450,7 +450,7 @@ fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
 }
 
 /// Cases per parallel batch on the streaming path.
-const BATCH: usize = 8192;
+const BATCH: usize = 512;
 
 /// The lexical path for a top-level JSON array: parse and score it batch by batch, so the
 /// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array;
@@ -462,25 +462,44 @@ fn stream_evaluate(
     opts: &Options,
 ) -> Option<Result<RagReport, RagError>> {
     let stripped = text.trim_matches(routeval_retrieval_metrics::rag::text::is_space);
+    if !stripped.starts_with('[') {
+        return None;
+    }
     let mut run = RagRun::new(opts);
-    let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
-    let mut not_object: Option<usize> = None;
-    let mut index = 0usize;
-    let parsed = pyjson::stream_array(stripped, |v| {
-        if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
-            not_object = Some(index);
-        }
-        index += 1;
-        if not_object.is_none()
-            && let Ok(run) = run.as_mut()
-        {
-            batch.push(v);
-            if batch.len() == BATCH {
+    // Parse on one thread while the previous batch is scored on rayon's pool.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<PyValue>>(1);
+    let parsed = std::thread::scope(|scope| {
+        let parser = scope.spawn(move || {
+            let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
+            let mut not_object: Option<usize> = None;
+            let mut index = 0usize;
+            let parsed = pyjson::stream_array(stripped, |v| {
+                if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
+                    not_object = Some(index);
+                }
+                index += 1;
+                if not_object.is_none() {
+                    batch.push(v);
+                    if batch.len() == BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        // The receiver only goes away once parsing is over.
+                        let _ = tx.send(full);
+                    }
+                }
+            });
+            if not_object.is_none() && !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            (parsed, not_object)
+        });
+        for batch in rx.iter() {
+            if let Ok(run) = run.as_mut() {
                 run.push(&batch);
-                batch.clear();
             }
         }
+        parser.join()
     });
+    let (parsed, not_object) = parsed.ok()?;
     match parsed {
         Ok(true) => {}
         Ok(false) | Err(_) => return None,
@@ -490,10 +509,7 @@ fn stream_evaluate(
             "{origin}: case {i} is not a JSON object"
         ))));
     }
-    Some(run.and_then(|mut run| {
-        run.push(&batch);
-        run.finish()
-    }))
+    Some(run.and_then(RagRun::finish))
 }
 
 fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {

@@ -26,14 +26,14 @@ pub enum IdKey<'a> {
 
 impl<'a> IdKey<'a> {
     /// The id of a hashable scalar value.
-    pub(crate) fn of(v: &'a PyValue) -> Option<IdKey<'a>> {
+    pub(crate) fn of(v: &'a PyValue<'_>) -> Option<IdKey<'a>> {
         Some(match v {
             PyValue::Null => IdKey::None,
             PyValue::Bool(b) => IdKey::Int(*b as i64),
             PyValue::Int(i) => IdKey::Int(*i),
-            PyValue::BigInt(s) => IdKey::Big(Cow::Borrowed(s)),
+            PyValue::BigInt(s) => IdKey::Big(Cow::Borrowed(s.as_ref())),
             PyValue::Float(f) => float_key(*f),
-            PyValue::Str(s) => IdKey::Str(Cow::Borrowed(s)),
+            PyValue::Str(s) => IdKey::Str(Cow::Borrowed(s.as_ref())),
             PyValue::List(_) | PyValue::Dict(_) => return None,
         })
     }
@@ -60,12 +60,12 @@ const TEXT_KEYS: [&str; 5] = ["text", "passage", "content", "chunk", "document"]
 ///
 /// # Errors
 /// A list item, or a mapping whose `id` is a list or an object.
-pub(crate) fn as_item(item: &PyValue) -> Result<(IdKey<'_>, Cow<'_, str>), RagError> {
+pub(crate) fn as_item<'b>(item: &'b PyValue<'_>) -> Result<(IdKey<'b>, Cow<'b, str>), RagError> {
     match item {
-        PyValue::Str(s) => Ok((IdKey::Str(Cow::Borrowed(s)), Cow::Borrowed(s))),
+        PyValue::Str(s) => Ok((IdKey::Str(Cow::Borrowed(s.as_ref())), Cow::Borrowed(s.as_ref()))),
         PyValue::Dict(_) => {
             let text = TEXT_KEYS.iter().find_map(|k| match item.get(k) {
-                Some(PyValue::Str(s)) if !s.is_empty() => Some(s.as_str()),
+                Some(PyValue::Str(s)) if !s.is_empty() => Some(s.as_ref()),
                 _ => None,
             });
             let text = text.unwrap_or("");
@@ -157,7 +157,7 @@ pub fn py_int_str(s: &str) -> Option<i64> {
 }
 
 /// Python `float(value)` for a relevance gain.
-fn gain_value(v: &PyValue) -> Result<f64, String> {
+fn gain_value(v: &PyValue<'_>) -> Result<f64, String> {
     match v {
         PyValue::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
         PyValue::Int(i) => Ok(*i as f64),
@@ -185,7 +185,7 @@ impl OkOrDefault for Option<f64> {
 ///
 /// # Errors
 /// `relevant` a string or scalar; an entry that is a list; a gain that `float()` rejects.
-pub(crate) fn as_gains(relevant: &PyValue) -> Result<Vec<(IdKey<'_>, f64)>, RagError> {
+pub(crate) fn as_gains<'b>(relevant: &'b PyValue<'_>) -> Result<Vec<(IdKey<'b>, f64)>, RagError> {
     let mut out: Vec<(IdKey<'_>, f64)> = Vec::new();
     let mut index: HashMap<IdKey<'_>, usize> = HashMap::default();
     match relevant {
@@ -237,7 +237,7 @@ fn insert_gain<'a>(
 }
 
 /// Python truthiness-based query coercion: falsy → `""`, else `str(value)`.
-pub(crate) fn query_text(case: &PyValue) -> String {
+pub(crate) fn query_text(case: &PyValue<'_>) -> String {
     match case.get("query") {
         Some(v) if v.truthy() => v.py_str(),
         _ => String::new(),
@@ -245,7 +245,7 @@ pub(crate) fn query_text(case: &PyValue) -> String {
 }
 
 /// `str(value).strip()` is non-empty.
-pub(crate) fn non_blank(v: &PyValue) -> bool {
+pub(crate) fn non_blank(v: &PyValue<'_>) -> bool {
     match v {
         PyValue::Str(s) => !py_strip(s).is_empty(),
         other => !py_strip(&other.py_str()).is_empty(),

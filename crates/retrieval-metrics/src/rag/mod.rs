@@ -300,7 +300,7 @@ impl SimilarityKind {
 ///
 /// # Errors
 /// [`RagError::Input`] with the reference's message, naming the case index or line.
-pub fn parse_cases(raw: &str, origin: &str) -> Result<Vec<PyValue>, RagError> {
+pub fn parse_cases<'a>(raw: &'a str, origin: &str) -> Result<Vec<PyValue<'a>>, RagError> {
     let text = py_strip(raw);
     if text.is_empty() {
         return Err(RagError::Input(format!(
@@ -393,7 +393,11 @@ struct Lexical {
 impl Lexical {
     /// Forget the previous case's tokens (keeps allocations for the next case).
     fn reset(&mut self) {
-        self.interner.clear();
+        // Token ids only need to agree within a case; the interner is kept across a thread's
+        // cases (common words are not re-allocated) until it grows large.
+        if self.interner.len() > 1 << 20 {
+            self.interner.clear();
+        }
         self.sets.clear();
     }
     fn ensure(&mut self, s: &str) {
@@ -493,11 +497,11 @@ impl Scorer for Embedded<'_, '_> {
 }
 
 /// `_texts_of(case)`: every string a similarity may later be asked about (spec 9).
-fn texts_of(case: &PyValue, out: &mut Vec<String>) {
+fn texts_of(case: &PyValue<'_>, out: &mut Vec<String>) {
     if let Some(PyValue::Str(q)) = case.get("query")
         && !q.is_empty()
     {
-        out.push(q.clone());
+        out.push(q.to_string());
     }
     if let Some(PyValue::List(items)) = case.get("retrieved") {
         for item in items {
@@ -512,7 +516,7 @@ fn texts_of(case: &PyValue, out: &mut Vec<String>) {
         if let Some(PyValue::Str(v)) = case.get(key)
             && !py_strip(v).is_empty()
         {
-            out.push(v.clone());
+            out.push(v.to_string());
             out.extend(split_sentences(v).into_iter().map(str::to_string));
         }
     }
@@ -538,7 +542,7 @@ struct Tally {
 /// The reference's `ValueError`s (spec section 2), first failing case first; nothing is
 /// returned for the other cases.
 pub fn evaluate(
-    cases: &[PyValue],
+    cases: &[PyValue<'_>],
     opts: &Options,
     embedder: Option<&mut dyn Embedder>,
 ) -> Result<RagReport, RagError> {
@@ -625,7 +629,7 @@ impl RagRun {
     }
 
     /// Score the next cases (indices continue from the previous batch).
-    pub fn push(&mut self, cases: &[PyValue]) {
+    pub fn push(&mut self, cases: &[PyValue<'_>]) {
         let base = self.seen;
         self.seen += cases.len();
         if self.not_dict.is_none() {
@@ -684,7 +688,7 @@ impl RagRun {
 }
 
 fn evaluate_one<S: Scorer>(
-    case: &PyValue,
+    case: &PyValue<'_>,
     index: usize,
     k: usize,
     t: f64,
@@ -711,28 +715,40 @@ fn evaluate_one<S: Scorer>(
     r.n_retrieved = raw.len();
     let mut ids: Vec<IdKey<'_>> = Vec::with_capacity(raw.len());
     let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(raw.len());
-    let mut seen: FxHashSet<IdKey<'_>> = FxHashSet::default();
     let mut duplicates = 0usize;
-    for item in raw {
-        let (id, text) = as_item(item)?;
-        if seen.contains(&id) {
-            duplicates += 1;
-            continue;
+    if raw.len() <= 24 {
+        // Short lists: a linear scan beats hashing.
+        for item in raw {
+            let (id, text) = as_item(item)?;
+            if ids.contains(&id) {
+                duplicates += 1;
+                continue;
+            }
+            ids.push(id);
+            texts.push(text);
         }
-        seen.insert(id.clone());
-        ids.push(id);
-        texts.push(text);
+    } else {
+        let mut seen: FxHashSet<IdKey<'_>> = FxHashSet::default();
+        for item in raw {
+            let (id, text) = as_item(item)?;
+            if seen.contains(&id) {
+                duplicates += 1;
+                continue;
+            }
+            seen.insert(id.clone());
+            ids.push(id);
+            texts.push(text);
+        }
     }
     r.n_unique = ids.len();
-    let checkable: Vec<&str> = if sim.embeddings() {
-        texts.iter().map(|t| t.as_ref()).collect()
-    } else {
-        texts
-            .iter()
-            .map(|t| t.as_ref())
-            .filter(|t| looks_like_passage(t))
+    // Which texts carry passage prose (decided lazily: only answers and estimates need it).
+    let embeddings = sim.embeddings();
+    let checkable_of = |texts: &[Cow<'_, str>]| -> Vec<usize> {
+        (0..texts.len())
+            .filter(|&i| embeddings || looks_like_passage(&texts[i]))
             .collect()
     };
+    let mut checkable_cache: Option<Vec<usize>> = None;
     if duplicates > 0 {
         r.notes.push(format!(
             "case {index}: {duplicates} duplicate passage(s) in 'retrieved' counted once"
@@ -770,16 +786,7 @@ fn evaluate_one<S: Scorer>(
     if unanswerable {
         r.excluded.extend(Metric::RETRIEVAL);
         r.notes.push(format!("case {index}: 'relevant' lists no relevant ids at all, so this query is treated as having no right answer; every retrieval metric is excluded (retrieving nothing relevant is the wanted result here, not a failure)"));
-        score_answer(
-            case,
-            &mut r,
-            index,
-            texts.len(),
-            &checkable,
-            sim,
-            t,
-            &mut tally,
-        )?;
+        score_answer(case, &mut r, index, &texts, checkable_of, sim, t, &mut tally)?;
         return Ok((r, tally));
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
@@ -815,6 +822,7 @@ fn evaluate_one<S: Scorer>(
             kind.as_str(),
             fmt_g(t)
         ));
+        let checkable = checkable_cache.get_or_insert_with(|| checkable_of(&texts));
         if r.n_unique > 0 && checkable.is_empty() {
             r.notes.push(format!("case {index}: 'retrieved' holds ids, not passage text, so there is nothing for the query to overlap with and the estimate can only come out 0; pass 'relevant' ids, or the passage text, to measure this case"));
         }
@@ -850,26 +858,19 @@ fn evaluate_one<S: Scorer>(
             q()
         ));
     }
-    score_answer(
-        case,
-        &mut r,
-        index,
-        texts.len(),
-        &checkable,
-        sim,
-        t,
-        &mut tally,
-    )?;
+    let cached = checkable_cache.take();
+    let checkable_of = |texts: &[Cow<'_, str>]| cached.unwrap_or_else(|| checkable_of(texts));
+    score_answer(case, &mut r, index, &texts, checkable_of, sim, t, &mut tally)?;
     Ok((r, tally))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn score_answer<S: Scorer>(
-    case: &PyValue,
+fn score_answer<'t, S: Scorer>(
+    case: &PyValue<'_>,
     r: &mut CaseResult,
     index: usize,
-    n_texts: usize,
-    checkable: &[&str],
+    texts: &[Cow<'t, str>],
+    checkable_of: impl FnOnce(&[Cow<'t, str>]) -> Vec<usize>,
     sim: &mut S,
     t: f64,
     tally: &mut Tally,
@@ -888,6 +889,12 @@ fn score_answer<S: Scorer>(
         return Ok(());
     };
     let answer = answer_v.py_str();
+    let checkable: Vec<&str> = checkable_of(texts)
+        .into_iter()
+        .map(|i| texts[i].as_ref())
+        .collect();
+    let checkable = &checkable[..];
+    let n_texts = texts.len();
     let q = repr_str(&shorten(&r.query, 60));
     let dropped = n_texts - checkable.len();
     if !checkable.is_empty() || n_texts == 0 {

@@ -122,6 +122,16 @@ pub fn round6(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
+    // Fast path: when x·1e6 is not near a rounding boundary, rounding it to an integer n
+    // decides the same digit as exact decimal rounding, and n / 1e6 (both exact) is the
+    // correctly rounded f64 of the 6-decimal result. Near a tie, format exactly.
+    let y = x * 1e6;
+    if y.abs() < 1e9 {
+        let frac = y - y.floor();
+        if (frac - 0.5).abs() > 1e-6 {
+            return y.round() / 1e6;
+        }
+    }
     format!("{:.6}", x).parse().unwrap_or(x)
 }
 
@@ -201,19 +211,28 @@ pub fn shorten(text: &str, width: usize) -> String {
 /// Append `s` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it.
 pub fn json_str_into(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{:04x}", b)),
         }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -239,6 +258,13 @@ mod tests {
         assert_eq!(pct0(0.015), "2%");
         assert_eq!(round6(0.0078125), 0.007812);
         assert_eq!(round6(3.0 / 128.0), 0.023438);
+        for i in 0..20000 {
+            let x = (i as f64) / 7919.0 + 1e-3 / ((i % 13 + 1) as f64);
+            assert_eq!(round6(x), format!("{x:.6}").parse::<f64>().unwrap(), "{x}");
+        }
+        let mut s = String::new();
+        json_str_into(&mut s, "a\"b\\c\n\u{1}é");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
         assert_eq!(repr_str("what's up"), "\"what's up\"");
         assert_eq!(
             repr_str("say \"hi\" and 'bye'"),

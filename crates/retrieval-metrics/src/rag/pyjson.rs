@@ -10,10 +10,11 @@
 //! which is why this small decoder exists.
 
 use super::pyfmt::{float_repr, repr_str};
+use std::borrow::Cow;
 
 /// A decoded JSON value, typed the way Python's `json` module types it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PyValue {
+pub enum PyValue<'a> {
     /// `null` → `None`.
     Null,
     /// `true` / `false`.
@@ -21,18 +22,36 @@ pub enum PyValue {
     /// An integer that fits `i64`.
     Int(i64),
     /// An integer outside `i64`, as its canonical decimal digits (optional leading `-`).
-    BigInt(String),
+    BigInt(Cow<'a, str>),
     /// A float (`1.5`, `1e3`, `NaN`, `Infinity`).
     Float(f64),
-    /// A string.
-    Str(String),
+    /// A string (borrowed from the input text when it had no escapes).
+    Str(Cow<'a, str>),
     /// An array.
-    List(Vec<PyValue>),
+    List(Vec<PyValue<'a>>),
     /// An object: keys in first-seen order, each with the last value given for it.
-    Dict(Vec<(String, PyValue)>),
+    Dict(Vec<(Cow<'a, str>, PyValue<'a>)>),
 }
 
-impl PyValue {
+impl<'a> PyValue<'a> {
+    /// A copy that owns all its strings (no longer tied to the input text).
+    pub fn into_owned(self) -> PyValue<'static> {
+        match self {
+            PyValue::Null => PyValue::Null,
+            PyValue::Bool(b) => PyValue::Bool(b),
+            PyValue::Int(i) => PyValue::Int(i),
+            PyValue::BigInt(s) => PyValue::BigInt(Cow::Owned(s.into_owned())),
+            PyValue::Float(f) => PyValue::Float(f),
+            PyValue::Str(s) => PyValue::Str(Cow::Owned(s.into_owned())),
+            PyValue::List(v) => PyValue::List(v.into_iter().map(PyValue::into_owned).collect()),
+            PyValue::Dict(v) => PyValue::Dict(
+                v.into_iter()
+                    .map(|(k, x)| (Cow::Owned(k.into_owned()), x.into_owned()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Python's `type(value).__name__`: `NoneType`, `bool`, `int`, `float`, `str`, `list`, `dict`.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -61,9 +80,9 @@ impl PyValue {
     }
 
     /// `dict.get(key)`.
-    pub fn get(&self, key: &str) -> Option<&PyValue> {
+    pub fn get(&self, key: &str) -> Option<&PyValue<'a>> {
         match self {
-            PyValue::Dict(d) => d.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            PyValue::Dict(d) => d.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -71,7 +90,7 @@ impl PyValue {
     /// Python `str(value)`: strings as themselves, `None`, `True`, `42`, `2.5`, `['a', 1]`.
     pub fn py_str(&self) -> String {
         match self {
-            PyValue::Str(s) => s.clone(),
+            PyValue::Str(s) => s.to_string(),
             other => other.py_repr(),
         }
     }
@@ -144,7 +163,7 @@ impl JsonError {
 ///
 /// Errors carry `json.JSONDecodeError`'s message, with line, column and character offset
 /// counted in code points as Python does.
-pub fn parse(text: &str) -> Result<PyValue, JsonError> {
+pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
@@ -168,7 +187,10 @@ pub fn parse(text: &str) -> Result<PyValue, JsonError> {
 ///
 /// # Errors
 /// The `json.loads` error for the whole text.
-pub fn stream_array(text: &str, mut f: impl FnMut(PyValue)) -> Result<bool, JsonError> {
+pub fn stream_array<'a>(
+    text: &'a str,
+    mut f: impl FnMut(PyValue<'a>),
+) -> Result<bool, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
@@ -244,7 +266,7 @@ impl<'a> Parser<'a> {
         i
     }
 
-    fn scan_once(&mut self, idx: usize) -> Result<(PyValue, usize), JsonError> {
+    fn scan_once(&mut self, idx: usize) -> Result<(PyValue<'a>, usize), JsonError> {
         match self.scan(idx) {
             Ok(v) => Ok(v),
             Err(Scan::Stop(pos)) => Err(self.err("Expecting value", pos)),
@@ -252,7 +274,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn scan(&mut self, idx: usize) -> Result<(PyValue, usize), Scan> {
+    fn scan(&mut self, idx: usize) -> Result<(PyValue<'a>, usize), Scan> {
         let s = self.s;
         if idx >= s.len() {
             return Err(Scan::Stop(idx));
@@ -278,7 +300,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&self, start: usize) -> Result<(PyValue, usize), Scan> {
+    fn number(&self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
         let s = self.s;
         let mut i = start;
         if s[i] == b'-' {
@@ -316,7 +338,7 @@ impl<'a> Parser<'a> {
                 is_float = true;
             }
         }
-        let lit = &self.text[start..i];
+        let lit: &'a str = &self.text[start..i];
         if is_float {
             // Rust's parse is correctly rounded like CPython's float(); overflow gives inf.
             let f: f64 = lit.parse().map_err(|_| Scan::Stop(start))?;
@@ -330,16 +352,24 @@ impl<'a> Parser<'a> {
         Ok((
             match lit.parse::<i64>() {
                 Ok(v) => PyValue::Int(v),
-                Err(_) => PyValue::BigInt(lit.to_string()),
+                Err(_) => PyValue::BigInt(Cow::Borrowed(lit)),
             },
             i,
         ))
     }
 
     /// Scan a string body starting right after the opening quote at `begin - 1`.
-    fn string(&self, begin: usize) -> Result<(String, usize), Scan> {
+    fn string(&self, begin: usize) -> Result<(Cow<'a, str>, usize), Scan> {
         let s = self.s;
         let quote = begin - 1;
+        // Fast path: no escape before the closing quote → borrow from the input.
+        let mut i = begin;
+        while i < s.len() && s[i] != b'"' && s[i] != b'\\' && s[i] >= 0x20 {
+            i += 1;
+        }
+        if i < s.len() && s[i] == b'"' {
+            return Ok((Cow::Borrowed(&self.text[begin..i]), i + 1));
+        }
         let mut out = String::new();
         let mut i = begin;
         loop {
@@ -352,7 +382,7 @@ impl<'a> Parser<'a> {
                 return Err(self.err("Unterminated string starting at", quote).into());
             }
             match s[i] {
-                b'"' => return Ok((out, i + 1)),
+                b'"' => return Ok((Cow::Owned(out), i + 1)),
                 b'\\' => {
                     i += 1;
                     if i >= s.len() {
@@ -413,9 +443,9 @@ impl<'a> Parser<'a> {
         Ok((v, at + 4))
     }
 
-    fn object(&mut self, start: usize) -> Result<(PyValue, usize), Scan> {
+    fn object(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
         let s = self.s;
-        let mut items: Vec<(String, PyValue)> = Vec::new();
+        let mut items: Vec<(Cow<'a, str>, PyValue<'a>)> = Vec::new();
         let mut i = self.ws(start);
         if i < s.len() && s[i] == b'}' {
             return Ok((PyValue::Dict(items), i + 1));
@@ -449,7 +479,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, start: usize) -> Result<(PyValue, usize), Scan> {
+    fn array(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
         let s = self.s;
         let mut items = Vec::new();
         let mut i = self.ws(start);
@@ -475,7 +505,11 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn insert_last_wins(items: &mut Vec<(String, PyValue)>, key: String, value: PyValue) {
+fn insert_last_wins<'a>(
+    items: &mut Vec<(Cow<'a, str>, PyValue<'a>)>,
+    key: Cow<'a, str>,
+    value: PyValue<'a>,
+) {
     // Objects are small (case dicts, relevance maps): a linear scan beats hashing here,
     // and large maps with unique keys pay only the comparisons.
     if let Some(slot) = items.iter_mut().find(|(k, _)| *k == key) {

@@ -4,6 +4,7 @@
 
 use super::pyfmt::{fmt_g, json_float, json_str_into, repr_str, round6, shorten};
 use super::{Metric, SimilarityKind, Tally};
+use rayon::prelude::*;
 use routeval_core::Accumulator;
 use std::io::Write;
 
@@ -266,10 +267,10 @@ pub struct RagReport {
     pub support: Vec<(Metric, usize)>,
     /// Per-case results, in input order.
     pub per_case: Vec<CaseResult>,
-    /// Every case failure, in case order.
-    pub failures: Vec<String>,
-    /// Case notes in case order, then the run-level notes.
-    pub notes: Vec<String>,
+    /// Run-level notes (after every case's notes in [`notes`](Self::notes)).
+    run_notes: Vec<String>,
+    n_case_notes: usize,
+    n_failures: usize,
     /// Cut-off.
     pub k: usize,
     /// Threshold.
@@ -293,8 +294,9 @@ pub(crate) fn assemble(
         metrics: Vec::new(),
         support: Vec::new(),
         per_case: Vec::with_capacity(n),
-        failures: Vec::new(),
-        notes: Vec::new(),
+        run_notes: Vec::new(),
+        n_case_notes: 0,
+        n_failures: 0,
         k,
         threshold,
         similarity,
@@ -302,15 +304,15 @@ pub(crate) fn assemble(
         n_estimated: 0,
     };
     if n == 0 {
-        rep.notes
+        rep.run_notes
             .push("no cases were given, so there is nothing to measure".into());
         return rep;
     }
     let mut totals = RagTotals::default();
     for (r, t) in results {
         totals.add_case(&r, &t);
-        rep.notes.extend(r.notes.iter().cloned());
-        rep.failures.extend(r.failures.iter().cloned());
+        rep.n_case_notes += r.notes.len();
+        rep.n_failures += r.failures.len();
         rep.per_case.push(r);
     }
     rep.n_estimated = totals.n_estimated as usize;
@@ -322,23 +324,23 @@ pub(crate) fn assemble(
         }
     }
     if totals.recall_excluded > 0 {
-        rep.notes.push(format!(
+        rep.run_notes.push(format!(
             "recall_at_k is excluded for {} of {n} case(s); the reported mean covers the other {}",
             totals.recall_excluded,
             rep.support_of(Metric::RecallAtK)
         ));
     }
     if rep.n_estimated > 0 {
-        rep.notes.push(format!(
+        rep.run_notes.push(format!(
             "{} of {n} case(s) had no 'relevant' ids: those retrieval numbers are estimated from similarity, not measured",
             rep.n_estimated
         ));
     }
     if totals.labelled > 1 && totals.id_matched == 0 {
-        rep.notes.push(format!("no 'relevant' id matched any retrieved id in any of the {} labelled case(s); check that both sides use the same id form (upper/lower case, prefixes, str against int) - if they do not, every retrieval number above is 0 for that reason, not because the retriever found nothing", totals.labelled));
+        rep.run_notes.push(format!("no 'relevant' id matched any retrieved id in any of the {} labelled case(s); check that both sides use the same id form (upper/lower case, prefixes, str against int) - if they do not, every retrieval number above is 0 for that reason, not because the retriever found nothing", totals.labelled));
     }
     if totals.answers_without_text > 0 {
-        rep.notes.push(format!("{} of {n} case(s) with an 'answer' had no passage text in 'retrieved', only ids: groundedness and citation_coverage are excluded there rather than reported as 0", totals.answers_without_text));
+        rep.run_notes.push(format!("{} of {n} case(s) with an 'answer' had no passage text in 'retrieved', only ids: groundedness and citation_coverage are excluded there rather than reported as 0", totals.answers_without_text));
     }
     rep
 }
@@ -381,7 +383,35 @@ impl RagReport {
 
     /// No failures.
     pub fn ok(&self) -> bool {
-        self.failures.is_empty()
+        self.n_failures == 0
+    }
+
+    /// Every note: each case's notes in case order, then the run-level notes (the reference's
+    /// `RagReport.notes`).
+    pub fn notes(&self) -> impl Iterator<Item = &str> {
+        self.per_case
+            .iter()
+            .flat_map(|c| c.notes.iter())
+            .chain(self.run_notes.iter())
+            .map(String::as_str)
+    }
+
+    /// Number of [`notes`](Self::notes).
+    pub fn n_notes(&self) -> usize {
+        self.n_case_notes + self.run_notes.len()
+    }
+
+    /// Every case failure in case order (the reference's `RagReport.failures`).
+    pub fn failures(&self) -> impl Iterator<Item = &str> {
+        self.per_case
+            .iter()
+            .flat_map(|c| c.failures.iter())
+            .map(String::as_str)
+    }
+
+    /// Number of [`failures`](Self::failures).
+    pub fn n_failures(&self) -> usize {
+        self.n_failures
     }
 
     /// The `n` weakest cases that have at least one metric, by (unrounded score, index);
@@ -464,25 +494,24 @@ impl RagReport {
                 ));
             }
         }
-        if !self.notes.is_empty() {
-            lines.push(format!("notes ({}):", self.notes.len()));
-            for n in self.notes.iter().take(10) {
+        let n_notes = self.n_notes();
+        if n_notes > 0 {
+            lines.push(format!("notes ({n_notes}):"));
+            for n in self.notes().take(10) {
                 lines.push(format!("  - {n}"));
             }
-            if self.notes.len() > 10 {
-                lines.push(format!("  - ... {} more note(s)", self.notes.len() - 10));
+            if n_notes > 10 {
+                lines.push(format!("  - ... {} more note(s)", n_notes - 10));
             }
         }
-        if !self.failures.is_empty() {
-            lines.push(format!("failures ({}):", self.failures.len()));
-            for f in self.failures.iter().take(10) {
+        let n_fail = self.n_failures;
+        if n_fail > 0 {
+            lines.push(format!("failures ({n_fail}):"));
+            for f in self.failures().take(10) {
                 lines.push(format!("  - {f}"));
             }
-            if self.failures.len() > 10 {
-                lines.push(format!(
-                    "  - ... {} more failure(s)",
-                    self.failures.len() - 10
-                ));
+            if n_fail > 10 {
+                lines.push(format!("  - ... {} more failure(s)", n_fail - 10));
             }
         } else {
             lines.push("failures: none.".into());
@@ -544,8 +573,6 @@ impl RagReport {
             .iter()
             .map(|(m, c)| (m.name().to_string(), c.to_string()))
             .collect();
-        let notes: Vec<String> = self.notes.iter().map(|s| json_string(s)).collect();
-        let fails: Vec<String> = self.failures.iter().map(|s| json_string(s)).collect();
         let fields: Vec<(&str, String)> = vec![
             ("k", self.k.to_string()),
             ("threshold", json_float(self.threshold)),
@@ -555,8 +582,6 @@ impl RagReport {
             ("estimated", py_bool_json(self.estimated())),
             ("metrics", json_map(&metrics, 2)),
             ("support", json_map(&support, 2)),
-            ("notes", json_list(&notes, 2)),
-            ("failures", json_list(&fails, 2)),
         ];
         for (k, v) in &fields {
             out.push_str("  ");
@@ -565,21 +590,59 @@ impl RagReport {
             out.push_str(v);
             out.push_str(",\n");
         }
+        // notes and failures are streamed: they can be as large as the cases.
+        for (key, count, items) in [
+            ("notes", self.n_notes(), Box::new(self.notes()) as Box<dyn Iterator<Item = &str>>),
+            ("failures", self.n_failures, Box::new(self.failures())),
+        ] {
+            out.push_str("  ");
+            json_str_into(&mut out, key);
+            out.push_str(": ");
+            if count == 0 {
+                out.push_str("[],\n");
+                continue;
+            }
+            out.push_str("[\n");
+            for (i, item) in items.enumerate() {
+                out.push_str("    ");
+                json_str_into(&mut out, item);
+                out.push_str(if i + 1 < count { ",\n" } else { "\n" });
+                if out.len() > 1 << 16 {
+                    w.write_all(out.as_bytes())?;
+                    out.clear();
+                }
+            }
+            out.push_str("  ],\n");
+        }
         out.push_str("  \"per_case\": ");
         if self.per_case.is_empty() {
             out.push_str("[]");
         } else {
             out.push_str("[\n");
-            for (i, c) in self.per_case.iter().enumerate() {
-                out.push_str("    ");
-                c.write_json(&mut out, 4);
-                if i + 1 < self.per_case.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-                if out.len() > 1 << 16 {
-                    w.write_all(out.as_bytes())?;
-                    out.clear();
+            w.write_all(out.as_bytes())?;
+            out.clear();
+            // Cases are rendered in parallel, a window at a time, and written in order.
+            let n = self.per_case.len();
+            for (wi, window) in self.per_case.chunks(8 * 1024).enumerate() {
+                let base = wi * 8 * 1024;
+                let parts: Vec<String> = window
+                    .par_chunks(1024)
+                    .enumerate()
+                    .map(|(ci, chunk)| {
+                        let mut part = String::with_capacity(chunk.len() * 640);
+                        for (j, c) in chunk.iter().enumerate() {
+                            part.push_str("    ");
+                            c.write_json(&mut part, 4);
+                            if base + ci * 1024 + j + 1 < n {
+                                part.push(',');
+                            }
+                            part.push('\n');
+                        }
+                        part
+                    })
+                    .collect();
+                for part in parts {
+                    w.write_all(part.as_bytes())?;
                 }
             }
             out.push_str("  ]");

@@ -327,6 +327,16 @@ impl Interner {
         self.map.clear();
     }
 
+    /// Number of distinct tokens interned.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when nothing is interned.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     fn id(&mut self, s: &str) -> u32 {
         if let Some(&i) = self.map.get(s) {
             return i;
