@@ -5,6 +5,7 @@
 
 mod common;
 mod rag;
+mod trec;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -23,12 +24,15 @@ enum Command {
     /// RAG quality: rag-quality-check 0.1.0's retrieval and answer metrics, bit for bit
     /// (`routeval rag -h` lists every metric).
     Rag(rag::RagCmd),
+    /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
+    Trec(trec::TrecArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: common::CmdResult = match cli.command {
         Command::Rag(c) => rag::run(c),
+        Command::Trec(args) => trec::run(args),
     };
     common::finish(result)
 }

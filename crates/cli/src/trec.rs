@@ -1,0 +1,200 @@
+//! `routeval trec`: trec_eval-exact evaluation of a TREC run against qrels.
+
+use crate::common::{self, CmdResult, Failure};
+use clap::Args;
+use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureId, MeasureSet, Qrels};
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+/// Inputs larger than this get a progress bar (when stderr is a terminal).
+const PROGRESS_BYTES: u64 = 50 * 1024 * 1024;
+
+/// Options of `routeval trec`; names and meanings follow trec_eval 10.0-rc3.
+#[derive(Debug, Args)]
+#[command(
+    about = "Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 (same numbers, same output)",
+    long_about = LONG_ABOUT,
+    after_long_help = measures_help(),
+)]
+pub(crate) struct TrecArgs {
+    /// Relevance judgments: lines `qid iter docno rel` (rel an integer; -1 = pooled but unjudged).
+    pub(crate) qrels: PathBuf,
+    /// Ranked results: lines `qid Q0 docno rank score tag`; `-` reads stdin. The rank column is
+    /// ignored: documents are ranked by score, ties by docno descending, as trec_eval does.
+    pub(crate) run: PathBuf,
+    /// Also print every measure for each query (before the summary), as trec_eval -q.
+    #[arg(short = 'q', long = "query-eval", visible_alias = "query_eval_wanted")]
+    pub(crate) query: bool,
+    /// Measure, measure with parameters (`P.5,10`, `ndcg.1=0,2=3`, `rbp.p=0.8`) or nickname
+    /// (`official` = the default set, `all_trec`, `set`). Repeatable; the first parameters given
+    /// for a measure win; output order is trec_eval's table order. See the list below.
+    #[arg(short = 'm', long = "measure", value_name = "MEASURE[.PARAMS]")]
+    pub(crate) measures: Vec<String>,
+    /// Average over every query in the qrels; queries without results score 0 (trec_eval -c).
+    #[arg(
+        short = 'c',
+        long = "complete",
+        visible_alias = "complete_rel_info_wanted"
+    )]
+    pub(crate) complete: bool,
+    /// Minimum qrels value counted as relevant (trec_eval -l; default 1).
+    #[arg(
+        short = 'l',
+        long = "level-for-rel",
+        visible_alias = "level_for_rel",
+        value_name = "NUM",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    pub(crate) level: i64,
+    /// Print no summary (the `all` lines), only per-query values with -q (trec_eval -n).
+    #[arg(short = 'n', long = "nosummary")]
+    pub(crate) nosummary: bool,
+    /// Drop retrieved documents without a judgment before computing anything (trec_eval -J;
+    /// easy to misuse: numbers look reasonable but are not comparable).
+    #[arg(
+        short = 'J',
+        long = "judged-docs-only",
+        visible_alias = "Judged_docs_only"
+    )]
+    pub(crate) judged_only: bool,
+    /// Number of documents in the collection; only `utility` uses it (trec_eval -N).
+    #[arg(
+        short = 'N',
+        long = "num-docs-in-coll",
+        visible_alias = "Number_docs_in_coll",
+        value_name = "NUM",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub(crate) num_docs: i64,
+    /// Evaluate only the top NUM documents of each query, after ranking (trec_eval -M).
+    #[arg(
+        short = 'M',
+        long = "max-retrieved-per-topic",
+        visible_alias = "Max_retrieved_per_topic",
+        value_name = "NUM"
+    )]
+    pub(crate) max_docs: Option<u64>,
+    /// Print JSON instead: {"all": {measure: value}, "per_query": {qid: {measure: value}}}
+    /// (per_query only with -q), full precision, NaN as null.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write the output to PATH instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+const LONG_ABOUT: &str = "\
+Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 does: same measures, same \
+ranking (score descending, ties broken by docno descending; the rank column is ignored), same \
+options, same output byte for byte (`%-22s\\t%s\\t%6.4f`), much faster.
+
+Without -c, queries are those with both judgments and results. Lines starting with '#' and \
+blank lines are ignored; fields may be separated by any whitespace; CRLF is fine.
+
+Errors (missing column, non-numeric score or relevance, NaN score, empty run, a document twice \
+in one query's results or judgments) print one line `error: FILE:LINE: problem` and exit 2.
+
+Differences from trec_eval are listed in docs/trec.md (e.g. garbage numbers are errors instead \
+of silently becoming 0).";
+
+fn measures_help() -> String {
+    let mut s =
+        String::from("Measures (trec_eval names; `all_trec` = all but dcg and ideal_dcg):\n");
+    for id in MeasureId::ALL {
+        let _ = writeln!(s, "  {:<22} {}", id.name(), id.explanation());
+    }
+    s.push_str(
+        "\nNicknames: official = runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref \
+recip_rank iprec_at_recall P; set = runid num_q num_ret num_rel num_rel_ret utility set_P \
+set_recall set_relative_P set_map set_F; all_trec = every measure above except dcg, ideal_dcg.",
+    );
+    s
+}
+
+/// Read a whole input (`-` = stdin), with a progress bar for large files on a terminal.
+fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
+    if path == Path::new("-") {
+        return common::read_input(path);
+    }
+    let name = path.display().to_string();
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if size < PROGRESS_BYTES || !std::io::stderr().is_terminal() {
+        let mut buf = Vec::with_capacity(size as usize + 1);
+        f.read_to_end(&mut buf)
+            .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
+        return Ok(buf);
+    }
+    let bar = indicatif::ProgressBar::new(size);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("reading {name}"));
+    let mut buf = Vec::with_capacity(size as usize + 1);
+    let mut chunk = vec![0u8; 8 << 20];
+    loop {
+        let n = f
+            .read(&mut chunk)
+            .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        bar.inc(n as u64);
+    }
+    bar.finish_and_clear();
+    Ok(buf)
+}
+
+/// Run `routeval trec`.
+pub(crate) fn run(args: TrecArgs) -> CmdResult {
+    let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
+    let opts = EvalOptions {
+        measures,
+        relevance_level: args.level,
+        complete: args.complete,
+        judged_only: args.judged_only,
+        max_docs_per_topic: args
+            .max_docs
+            .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
+        num_docs_in_coll: args.num_docs,
+        per_query: args.query,
+    };
+    let qrels_name = common::display_name(&args.qrels);
+    let run_name = common::display_name(&args.run);
+    if args.qrels == Path::new("-") && args.run == Path::new("-") {
+        return Err(Failure::bad_input(
+            "QRELS and RUN cannot both be stdin ('-')",
+        ));
+    }
+    // Read the run while the qrels are parsed.
+    let (qrels, run_bytes) = std::thread::scope(|s| {
+        let run_reader = s.spawn(|| read_all(&args.run));
+        let qrels = read_all(&args.qrels).and_then(|b| Ok(Qrels::from_bytes(&b, &qrels_name)?));
+        let run = run_reader
+            .join()
+            .unwrap_or_else(|_| Err(Failure::bad_input("reading the run failed")));
+        (qrels, run)
+    });
+    let qrels = qrels?;
+    let run_bytes = run_bytes?;
+    let ev = trec::evaluate_bytes(&qrels, &run_bytes, &run_name, &opts, &qrels_name)?;
+    drop(run_bytes);
+    let out = if args.json {
+        let mut v = serde_json::to_vec(&trec::format::JsonView::new(&ev, args.query))
+            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
+        v.push(b'\n');
+        v
+    } else {
+        trec::format::render_text(&ev, args.query, !args.nosummary)
+    };
+    common::emit(args.output.as_ref(), &out)?;
+    Ok(common::EXIT_OK)
+}

@@ -1,0 +1,763 @@
+//! Evaluating a run against qrels: trec_eval's main loop (`trec_eval.c`), parallel.
+//!
+//! Queries are evaluated in qrels order (qid byte order). Without `-c` a query is evaluated
+//! when it has both judgments and results (the documented intersection; trec_eval 10.0-rc3's
+//! exit 4 on a judged query without results is a bug we do not copy). With `-c` every judged
+//! query is evaluated; one without results is scored, as trec_eval does, on a stand-in ranking
+//! of one unjudged document, after which `num_ret`, `utility`, `relstring`, `unj_*` and
+//! `rbp_resid` are reset to 0/empty. Per-query work runs in parallel (rayon); the summary sums
+//! per-query values sequentially in qrels order, as trec_eval does, so it is bit-identical.
+
+use super::measures as m;
+use super::parse::{Qrels, QueryQrels, Run, hash_id, is_skippable, line_chunks, parse_run_line};
+use super::rank::{JudgedRanking, score_key};
+use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
+use memchr::{memchr, memchr_iter};
+use rayon::prelude::*;
+use routeval_core::{Accumulator, Error, Location};
+
+/// trec_eval's command-line options that change evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalOptions {
+    /// Measures to compute (`-m`); default `official`.
+    pub measures: MeasureSet,
+    /// `-l`: minimum qrels value for a document to count as relevant (default 1).
+    pub relevance_level: i64,
+    /// `-c`: average over every query in the qrels (missing queries score 0).
+    pub complete: bool,
+    /// `-J`: drop unjudged retrieved documents before computing anything.
+    pub judged_only: bool,
+    /// `-M`: evaluate at most this many top-ranked documents per query (default unlimited).
+    pub max_docs_per_topic: usize,
+    /// `-N`: documents in the collection (only `utility` uses it; default 0).
+    pub num_docs_in_coll: i64,
+    /// `-q`: keep per-query values in the [`Evaluation`].
+    pub per_query: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            measures: MeasureSet::official(),
+            relevance_level: 1,
+            complete: false,
+            judged_only: false,
+            max_docs_per_topic: usize::MAX,
+            num_docs_in_coll: 0,
+            per_query: false,
+        }
+    }
+}
+
+/// One evaluated query: its values (layout of [`MeasureSet`]) and its relevance string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// Query id.
+    pub qid: Box<[u8]>,
+    /// One value per [`MeasureSet`] slot.
+    pub values: Vec<f64>,
+    /// `relstring`, when requested.
+    pub relstring: Option<String>,
+}
+
+/// The outcome of an evaluation: summary values, and per-query values when requested.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// The measures, with their printed names.
+    pub measures: MeasureSet,
+    /// The run tag of the last result line.
+    pub runid: Box<[u8]>,
+    /// Number of queries averaged over (`num_q`).
+    pub num_q: u64,
+    /// Summary value per slot (sums for counts, means, geometric means).
+    pub summary: Vec<f64>,
+    /// Per-query results in qrels order (only with [`EvalOptions::per_query`]).
+    pub queries: Vec<QueryResult>,
+}
+
+/// The mergeable aggregate behind the summary: per-slot sums and a query count.
+///
+/// Merging shards adds their sums (exact for counts; float sums agree with one pass within
+/// rounding). The parity path ([`evaluate_bytes`], [`evaluate_run`]) adds queries one by one in
+/// qrels order, which reproduces trec_eval's sums bit for bit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrecAccumulator {
+    /// Per-slot sums of per-query values.
+    pub sums: Vec<f64>,
+    /// Queries added.
+    pub num_queries: u64,
+}
+
+impl TrecAccumulator {
+    /// Add one query's values.
+    pub fn add(&mut self, values: &[f64]) {
+        if self.sums.len() < values.len() {
+            self.sums.resize(values.len(), 0.0);
+        }
+        for (s, v) in self.sums.iter_mut().zip(values) {
+            *s += v;
+        }
+        self.num_queries += 1;
+    }
+
+    /// Final values as trec_eval computes them (`meas_avg.c`): sums for counts, means over
+    /// `num_q`, geometric means for `gm_*`. With `-c`, `num_q` is the number of qrels queries.
+    pub fn finish(
+        &self,
+        measures: &MeasureSet,
+        complete: bool,
+        num_qrels: usize,
+    ) -> (u64, Vec<f64>) {
+        let n = if complete {
+            num_qrels as u64
+        } else {
+            self.num_queries
+        };
+        let mut out = vec![0.0; measures.n_values()];
+        for (i, s) in self.sums.iter().enumerate() {
+            out[i] = *s;
+        }
+        for meas in measures.measures() {
+            let r = meas.offset..meas.offset + meas.len();
+            match meas.id.aggregate() {
+                Aggregate::Mean if n > 0 => out[r].iter_mut().for_each(|v| *v /= n as f64),
+                Aggregate::GeoMean if n > 0 => {
+                    for v in &mut out[r] {
+                        let mut sum = *v;
+                        if complete {
+                            sum += (n - self.num_queries) as f64 * m::MIN_GEO_MEAN.ln();
+                        }
+                        *v = (sum / n as f64).exp();
+                    }
+                }
+                Aggregate::NumQ => out[r].iter_mut().for_each(|v| *v = n as f64),
+                _ => {}
+            }
+        }
+        (n, out)
+    }
+}
+
+impl Accumulator for TrecAccumulator {
+    fn merge(&mut self, other: Self) {
+        if self.sums.len() < other.sums.len() {
+            self.sums.resize(other.sums.len(), 0.0);
+        }
+        for (s, v) in self.sums.iter_mut().zip(other.sums) {
+            *s += v;
+        }
+        self.num_queries += other.num_queries;
+    }
+}
+
+/// Compute every requested measure for one query into `values` (laid out as `opts.measures`);
+/// returns the relevance string when `relstring` is requested.
+pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) -> Option<String> {
+    let level = opts.relevance_level;
+    let mut relstring = None;
+    for meas in opts.measures.measures() {
+        let out = &mut values[meas.offset..meas.offset + meas.len()];
+        let cut = || match &meas.params {
+            Params::Cutoffs(c) => c.as_slice(),
+            _ => &[],
+        };
+        let frac = || match &meas.params {
+            Params::Fractions(c) | Params::Numbers(c) => c.as_slice(),
+            _ => &[],
+        };
+        let pairs = || match &meas.params {
+            Params::Pairs(p) => p.as_slice(),
+            _ => &[],
+        };
+        use MeasureId::*;
+        match meas.id {
+            Runid => {}
+            NumQ => out[0] = 1.0,
+            NumRet => out[0] = j.num_ret as f64,
+            NumRel => out[0] = j.num_rel as f64,
+            NumRelRet => out[0] = j.num_rel_ret as f64,
+            Map => out[0] = m::average_precision(j, level),
+            GmMap => out[0] = m::gm_ap_term(j, level),
+            Rprec => out[0] = m::r_precision(j, level),
+            Bpref => out[0] = m::bpref(j, level),
+            RecipRank => out[0] = m::reciprocal_rank(j, level),
+            IprecAtRecall => m::iprec_at_recall(j, level, frac(), out),
+            P => m::precision(j, level, cut(), out),
+            Relstring => relstring = Some(m::relstring(j, frac()[0])),
+            Recall => m::recall(j, level, cut(), out),
+            InfAP => out[0] = m::inferred_ap(j, level),
+            GmBpref => out[0] = m::gm_bpref_term(j, level),
+            RprecMult => m::rprec_mult(j, level, frac(), out),
+            Utility => out[0] = m::utility(j, frac(), opts.num_docs_in_coll),
+            ElevenPtAvg => out[0] = m::eleven_pt_avg(j, level, frac()),
+            BinG => out[0] = m::bin_g(j, level),
+            G => out[0] = m::g_measure(j, &m::Gains::new(j, pairs())),
+            Dcg => out[0] = m::dcg_pair(j, &m::Gains::new(j, pairs())).0,
+            IdealDcg => out[0] = m::dcg_pair(j, &m::Gains::new(j, pairs())).1,
+            Ndcg => out[0] = m::ndcg(j, &m::Gains::new(j, pairs())),
+            NdcgRel => out[0] = m::ndcg_rel(j, &m::Gains::new(j, pairs())),
+            Rndcg => out[0] = m::rndcg(j, &m::Gains::new(j, pairs())),
+            NdcgCut => m::ndcg_cut(j, cut(), out),
+            MapCut => m::map_cut(j, level, cut(), out),
+            RelativeP => m::relative_precision(j, level, cut(), out),
+            Success => m::success(j, level, cut(), out),
+            SetP => out[0] = m::set_precision(j),
+            SetRelativeP => out[0] = m::set_relative_precision(j),
+            SetRecall => out[0] = m::set_recall(j),
+            SetMap => out[0] = m::set_map(j),
+            SetF => out[0] = m::set_f(j, frac()[0]),
+            NumNonrelJudgedRet => out[0] = m::num_nonrel_judged_ret(j),
+            Rbp => {
+                let p = m::rbp_persistence(pairs());
+                out[0] = m::rbp(j, &m::Gains::new(j, pairs()), p)
+            }
+            RbpResid => out[0] = m::rbp_resid(j, m::rbp_persistence(pairs())),
+            Unj => m::unjudged(j, cut(), out),
+        }
+    }
+    relstring
+}
+
+/// A retrieved document during evaluation: score, docno and where it came from (a byte offset
+/// or a line number, see [`Locator`]).
+#[derive(Debug, Clone, Copy)]
+struct Doc<'a> {
+    /// Order-preserving integer key of the score.
+    key: u64,
+    docno: &'a [u8],
+    pos: u64,
+}
+
+/// [`super::rank::rank_by_score`] on precomputed keys: key descending, then docno descending.
+fn rank_docs(docs: &mut [Doc]) {
+    docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
+    let mut i = 0;
+    while i < docs.len() {
+        let mut j = i + 1;
+        while j < docs.len() && docs[j].key == docs[i].key {
+            j += 1;
+        }
+        if j - i > 1 {
+            docs[i..j].sort_unstable_by(|a, b| b.docno.cmp(a.docno));
+        }
+        i = j;
+    }
+}
+
+/// Why a query could not be evaluated (trec_eval's "duplicate docs").
+#[derive(Debug, Clone)]
+enum QueryError {
+    RunDup {
+        docno: Box<[u8]>,
+        first: u64,
+        second: u64,
+    },
+    QrelsDup {
+        docno: Box<[u8]>,
+        line: u64,
+    },
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot<'a> {
+    generation: u32,
+    rel: Option<i32>,
+    hash: u64,
+    docno: &'a [u8],
+    /// Position of the retrieved document with this docno, plus one (0 = not retrieved yet).
+    seen: u64,
+}
+
+/// A per-query open-addressing table: docno -> (qrels value, already retrieved?). It joins the
+/// ranking with the judgments and detects duplicate documents in one pass.
+#[derive(Default)]
+struct DocTable<'a> {
+    slots: Vec<Slot<'a>>,
+    generation: u32,
+}
+
+impl<'a> DocTable<'a> {
+    fn reset(&mut self, n: usize) {
+        let want = (n * 2).next_power_of_two().max(16);
+        if self.slots.len() < want {
+            self.slots = vec![Slot::default(); want];
+            self.generation = 0;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| s.generation = 0);
+            self.generation = 1;
+        }
+    }
+
+    /// The slot of `docno`, inserted with `rel` when absent.
+    #[inline]
+    fn entry(&mut self, docno: &'a [u8], rel: Option<i32>) -> &mut Slot<'a> {
+        let mask = self.slots.len() - 1;
+        let h = hash_id(docno);
+        let mut i = h as usize & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.generation != self.generation {
+                self.slots[i] = Slot {
+                    generation: self.generation,
+                    rel,
+                    hash: h,
+                    docno,
+                    seen: 0,
+                };
+                return &mut self.slots[i];
+            }
+            if s.hash == h && s.docno == docno {
+                return &mut self.slots[i];
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+#[derive(Default)]
+struct Scratch<'a> {
+    judged: JudgedRanking,
+    table: DocTable<'a>,
+    rels: Vec<Option<i32>>,
+}
+
+fn evaluate_docs<'a>(
+    qid: &[u8],
+    docs: &mut Vec<Doc<'a>>,
+    qq: &'a QueryQrels,
+    opts: &EvalOptions,
+    scratch: &mut Scratch<'a>,
+) -> Result<QueryResult, QueryError> {
+    rank_docs(docs);
+    docs.truncate(opts.max_docs_per_topic);
+    let table = &mut scratch.table;
+    table.reset(qq.len() + docs.len());
+    for i in 0..qq.len() {
+        table.entry(qq.docno(i), Some(qq.rel_at(i)));
+    }
+    scratch.rels.clear();
+    for d in docs.iter() {
+        let slot = table.entry(d.docno, None);
+        if slot.seen != 0 {
+            let prev = slot.seen - 1;
+            let (first, second) = if prev <= d.pos {
+                (prev, d.pos)
+            } else {
+                (d.pos, prev)
+            };
+            return Err(QueryError::RunDup {
+                docno: d.docno.into(),
+                first,
+                second,
+            });
+        }
+        slot.seen = d.pos + 1;
+        scratch.rels.push(slot.rel);
+    }
+    if let Some((docno, line)) = qq.duplicate() {
+        return Err(QueryError::QrelsDup {
+            docno: docno.into(),
+            line,
+        });
+    }
+    scratch.judged.fill_rels(
+        scratch.rels.iter().copied(),
+        qq,
+        opts.relevance_level,
+        opts.judged_only,
+    );
+    let mut values = vec![0.0; opts.measures.n_values()];
+    let relstring = compute_query(&scratch.judged, opts, &mut values);
+    Ok(QueryResult {
+        qid: qid.into(),
+        values,
+        relstring,
+    })
+}
+
+const BOGUS_DOCNO: &[u8] = b"ceci_nest_pas_un_docno";
+
+/// `-c` for a judged query without results: trec_eval scores a one-document stand-in ranking,
+/// then resets the measures that would otherwise count that document.
+fn evaluate_missing(qq: &QueryQrels, opts: &EvalOptions) -> Result<QueryResult, QueryError> {
+    let mut docs = vec![Doc {
+        key: score_key(1.0),
+        docno: BOGUS_DOCNO,
+        pos: 0,
+    }];
+    let mut scratch = Scratch::default();
+    let mut r = evaluate_docs(qq.qid(), &mut docs, qq, opts, &mut scratch)?;
+    for meas in opts.measures.measures() {
+        if let Some(t) = &meas.text_name
+            && t == "relstring"
+        {
+            r.relstring = Some(String::new());
+        }
+        for (k, name) in meas.names.iter().enumerate() {
+            if name == "num_ret"
+                || name == "utility"
+                || name.starts_with("unj")
+                || name == "rbp_resid"
+            {
+                r.values[meas.offset + k] = 0.0;
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// How a [`Doc::pos`] maps to a line number for messages.
+enum Locator<'b> {
+    /// `pos` is a byte offset into this buffer.
+    Bytes(&'b [u8]),
+    /// `pos` is already a line number.
+    Lines,
+}
+
+impl Locator<'_> {
+    fn line(&self, pos: u64) -> u64 {
+        match self {
+            Locator::Bytes(buf) => line_of(buf, pos as usize),
+            Locator::Lines => pos,
+        }
+    }
+}
+
+/// The number of the last line of `buf` (1 for an empty buffer).
+fn last_line(buf: &[u8]) -> u64 {
+    let n = memchr_iter(b'\n', buf).count() as u64;
+    let partial = u64::from(!buf.is_empty() && buf[buf.len() - 1] != b'\n');
+    (n + partial).max(1)
+}
+
+/// 1-based line number of byte offset `pos`.
+fn line_of(buf: &[u8], pos: usize) -> u64 {
+    memchr_iter(b'\n', &buf[..pos.min(buf.len())]).count() as u64 + 1
+}
+
+fn query_error(
+    e: QueryError,
+    qid: &[u8],
+    qrels_source: &str,
+    run_source: &str,
+    loc: &Locator,
+) -> Error {
+    let q = String::from_utf8_lossy(qid);
+    match e {
+        QueryError::RunDup {
+            docno,
+            first,
+            second,
+        } => Error::input(
+            Location::at_line(run_source, loc.line(second)),
+            format!(
+                "duplicate document '{}' for query '{q}' (also at line {})",
+                String::from_utf8_lossy(&docno),
+                loc.line(first)
+            ),
+        ),
+        QueryError::QrelsDup { docno, line } => Error::input(
+            Location::at_line(qrels_source, line),
+            format!(
+                "duplicate judgment of document '{}' for query '{q}'",
+                String::from_utf8_lossy(&docno)
+            ),
+        ),
+    }
+}
+
+/// Put per-query results (indexed by qrels position) together into an [`Evaluation`].
+fn assemble(
+    qrels: &Qrels,
+    results: Vec<Option<Result<QueryResult, QueryError>>>,
+    runid: Box<[u8]>,
+    opts: &EvalOptions,
+    qrels_source: &str,
+    run_source: &str,
+    loc: &Locator,
+) -> Result<Evaluation, Error> {
+    let mut acc = TrecAccumulator::default();
+    let mut queries = Vec::new();
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            None => {}
+            Some(Err(e)) => {
+                return Err(query_error(
+                    e,
+                    qrels.queries()[i].qid(),
+                    qrels_source,
+                    run_source,
+                    loc,
+                ));
+            }
+            Some(Ok(q)) => {
+                acc.add(&q.values);
+                if opts.per_query {
+                    queries.push(q);
+                }
+            }
+        }
+    }
+    if acc.num_queries == 0 {
+        return Err(Error::input(
+            Location::new(run_source),
+            format!("no query has both results and relevance judgments (in {qrels_source})"),
+        ));
+    }
+    let (num_q, summary) = acc.finish(&opts.measures, opts.complete, qrels.len());
+    Ok(Evaluation {
+        measures: opts.measures.clone(),
+        runid,
+        num_q,
+        summary,
+        queries,
+    })
+}
+
+/// Evaluate an in-memory [`Run`] (see [`evaluate_bytes`] for the semantics).
+pub fn evaluate_run(
+    qrels: &Qrels,
+    run: &Run,
+    opts: &EvalOptions,
+    qrels_source: &str,
+) -> Result<Evaluation, Error> {
+    if run.queries.is_empty() {
+        return Err(Error::input(
+            Location::at_line(run.source.as_str(), 1),
+            "empty run file (no result lines)",
+        ));
+    }
+    let results: Vec<Option<Result<QueryResult, QueryError>>> = qrels
+        .queries()
+        .par_iter()
+        .map(|qq| match run.queries.get(qq.qid()) {
+            Some(docs) => {
+                let mut ds: Vec<Doc> = docs
+                    .iter()
+                    .map(|d| Doc {
+                        key: score_key(d.score),
+                        docno: &d.docno,
+                        pos: d.line,
+                    })
+                    .collect();
+                let mut scratch = Scratch::default();
+                Some(evaluate_docs(qq.qid(), &mut ds, qq, opts, &mut scratch))
+            }
+            None if opts.complete => Some(evaluate_missing(qq, opts)),
+            None => None,
+        })
+        .collect();
+    assemble(
+        qrels,
+        results,
+        run.runid.clone(),
+        opts,
+        qrels_source,
+        &run.source,
+        &Locator::Lines,
+    )
+}
+
+/// A run of consecutive lines with the same qid inside one parse chunk.
+struct Segment<'a> {
+    qid: &'a [u8],
+    start: usize,
+    end: usize,
+    result: Option<Result<QueryResult, QueryError>>,
+}
+
+struct ChunkOut<'a> {
+    segments: Vec<Segment<'a>>,
+    error: Option<(usize, String)>,
+    last_tag: Option<&'a [u8]>,
+    records: u64,
+}
+
+fn parse_chunk<'a>(
+    buf: &'a [u8],
+    start: usize,
+    end: usize,
+    qrels: &'a Qrels,
+    opts: &EvalOptions,
+) -> ChunkOut<'a> {
+    let mut out = ChunkOut {
+        segments: Vec::new(),
+        error: None,
+        last_tag: None,
+        records: 0,
+    };
+    let mut docs: Vec<Doc<'a>> = Vec::with_capacity(1024);
+    let mut scratch = Scratch::default();
+    let mut cur: Option<(&'a [u8], usize)> = None;
+    let mut pos = start;
+    // Segments are evaluated when closed, except the chunk's first and last (they may continue
+    // in a neighbouring chunk); those are evaluated after all chunks are parsed.
+    let mut close = |qid: &'a [u8],
+                     s: usize,
+                     e: usize,
+                     docs: &mut Vec<Doc<'a>>,
+                     out: &mut ChunkOut<'a>,
+                     last: bool| {
+        let first = out.segments.is_empty();
+        let result = if first || last {
+            None
+        } else {
+            qrels
+                .position(qid)
+                .map(|qi| evaluate_docs(qid, docs, &qrels.queries()[qi], opts, &mut scratch))
+        };
+        out.segments.push(Segment {
+            qid,
+            start: s,
+            end: e,
+            result,
+        });
+        docs.clear();
+    };
+    while pos < end {
+        let nl = memchr(b'\n', &buf[pos..end]).map_or(end, |i| pos + i);
+        let line = &buf[pos..nl];
+        if !is_skippable(line) {
+            match parse_run_line(line) {
+                Ok((qid, docno, score, tag)) => {
+                    out.records += 1;
+                    out.last_tag = Some(tag);
+                    match cur {
+                        Some((q, _)) if q == qid => {}
+                        Some((q, s)) => {
+                            close(q, s, pos, &mut docs, &mut out, false);
+                            cur = Some((qid, pos));
+                        }
+                        None => cur = Some((qid, pos)),
+                    }
+                    docs.push(Doc {
+                        key: score_key(score),
+                        docno,
+                        pos: pos as u64,
+                    });
+                }
+                Err(p) => {
+                    out.error = Some((pos, p));
+                    return out;
+                }
+            }
+        }
+        pos = nl + 1;
+    }
+    if let Some((q, s)) = cur {
+        close(q, s, end, &mut docs, &mut out, true);
+    }
+    out
+}
+
+/// Re-read the documents of `segs` (already validated lines) into `docs`.
+fn collect_docs<'a>(buf: &'a [u8], segs: &[(usize, usize)], docs: &mut Vec<Doc<'a>>) {
+    for &(s, e) in segs {
+        let mut pos = s;
+        while pos < e {
+            let nl = memchr(b'\n', &buf[pos..e]).map_or(e, |i| pos + i);
+            let line = &buf[pos..nl];
+            if !is_skippable(line)
+                && let Ok((_, docno, score, _)) = parse_run_line(line)
+            {
+                docs.push(Doc {
+                    key: score_key(score),
+                    docno,
+                    pos: pos as u64,
+                });
+            }
+            pos = nl + 1;
+        }
+    }
+}
+
+/// Evaluate a run given as the bytes of a TREC run file, against `qrels`, as trec_eval 10.0-rc3
+/// does: parsing, ranking ([`super::rank::rank_by_score`]), `-M` truncation, duplicate checks, `-J`, every
+/// requested measure, and the summary in qrels order.
+///
+/// The run is parsed in parallel chunks without building per-line records; memory beyond the
+/// input is a few bytes per query. Queries may appear in any order and even be split across the
+/// file (trec_eval groups lines by qid).
+///
+/// Errors (one line each, naming file and line): a malformed run line (missing column,
+/// non-numeric or NaN score), an empty run, a duplicate document within an evaluated query
+/// (after `-M`), a duplicate judgment in an evaluated query, and no query in common.
+pub fn evaluate_bytes(
+    qrels: &Qrels,
+    run: &[u8],
+    run_source: &str,
+    opts: &EvalOptions,
+    qrels_source: &str,
+) -> Result<Evaluation, Error> {
+    let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 8, 1 << 20);
+    let chunks: Vec<ChunkOut> = bounds
+        .windows(2)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|w| parse_chunk(run, w[0], w[1], qrels, opts))
+        .collect();
+
+    if let Some((pos, msg)) = chunks
+        .iter()
+        .filter_map(|c| c.error.clone())
+        .min_by_key(|e| e.0)
+    {
+        return Err(Error::input(
+            Location::at_line(run_source, line_of(run, pos)),
+            msg,
+        ));
+    }
+    if chunks.iter().map(|c| c.records).sum::<u64>() == 0 {
+        return Err(Error::input(
+            Location::at_line(run_source, last_line(run)),
+            "empty run file (no result lines)",
+        ));
+    }
+    let runid: Box<[u8]> = chunks
+        .iter()
+        .rev()
+        .find_map(|c| c.last_tag)
+        .unwrap_or(b"")
+        .into();
+
+    // Segments per qrels query.
+    let mut per_query: Vec<Vec<Segment>> = (0..qrels.len()).map(|_| Vec::new()).collect();
+    for c in chunks {
+        for s in c.segments {
+            if let Some(qi) = qrels.position(s.qid) {
+                per_query[qi].push(s);
+            }
+        }
+    }
+    let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
+        .into_par_iter()
+        .enumerate()
+        .map(|(qi, mut segs)| {
+            let qq = &qrels.queries()[qi];
+            if segs.is_empty() {
+                return opts.complete.then(|| evaluate_missing(qq, opts));
+            }
+            if segs.len() == 1
+                && let Some(r) = segs[0].result.take()
+            {
+                return Some(r);
+            }
+            let ranges: Vec<(usize, usize)> = segs.iter().map(|s| (s.start, s.end)).collect();
+            let mut docs = Vec::new();
+            collect_docs(run, &ranges, &mut docs);
+            let mut scratch = Scratch::default();
+            Some(evaluate_docs(qq.qid(), &mut docs, qq, opts, &mut scratch))
+        })
+        .collect();
+    assemble(
+        qrels,
+        results,
+        runid,
+        opts,
+        qrels_source,
+        run_source,
+        &Locator::Bytes(run),
+    )
+}

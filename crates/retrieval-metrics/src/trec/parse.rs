@@ -1,0 +1,770 @@
+//! Readers for TREC qrels (`qid iter docno rel`) and runs (`qid Q0 docno rank score tag`).
+//!
+//! Rules follow trec_eval 10.0-rc3's `get_qrels.c` and `get_trec_results.c`: fields are separated
+//! by any run of ASCII whitespace (space, tab, `\r`, `\v`, `\f`), so CRLF files and trailing
+//! blanks are fine; lines whose first non-blank character is `#` are comments; blank lines are
+//! skipped; a qrels line has exactly 4 fields; a run line has at least 6 (extra fields are
+//! ignored, as is the rank column). Problems are reported as [`Error::Input`] naming the source
+//! and the 1-based line.
+//!
+//! Parsers take bytes or readers, never paths. Identifiers (qid, docno, tag) are kept as raw
+//! bytes: trec_eval compares them with `strcmp`, i.e. by unsigned byte order.
+
+use routeval_core::{Error, Location};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{BufRead, Read};
+
+/// The largest relevance value accepted in qrels (trec_eval documents < 128; per-level counts
+/// are kept in an array, so the value bounds memory).
+pub const MAX_REL: i32 = 65_535;
+
+/// A small, fast, non-cryptographic hasher for short identifiers (FNV-1a over 8-byte words).
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            h = (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+/// `HashMap` with [`IdHasher`].
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+const SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    t[0x0b] = true;
+    t[0x0c] = true;
+    t
+};
+
+/// C `isspace` in the "C" locale.
+#[inline(always)]
+pub(crate) fn is_space(b: u8) -> bool {
+    SPACE[b as usize]
+}
+
+/// A fast 64-bit hash of an identifier (FNV-style over 8-byte words, then mixed).
+#[inline]
+pub(crate) fn hash_id(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
+    }
+    let rem = chunks.remainder();
+    let mut last = 0u64;
+    for (i, &b) in rem.iter().enumerate() {
+        last |= (b as u64) << (8 * i);
+    }
+    h = (h ^ last).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 29)
+}
+
+/// Split `line` into whitespace-separated fields, filling `out`; returns how many fields the
+/// line has (may exceed `out.len()`; only the first `out.len()` are stored).
+#[inline]
+pub(crate) fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    let len = line.len();
+    while i < len {
+        while i < len && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= len {
+            break;
+        }
+        let start = i;
+        while i < len && !is_space(line[i]) {
+            i += 1;
+        }
+        if n < out.len() {
+            out[n] = &line[start..i];
+        }
+        n += 1;
+        if n > out.len() {
+            // Caller only needs to know there are more; count one extra and stop.
+            return n;
+        }
+    }
+    n
+}
+
+/// Whether a line is blank or a comment (first non-blank byte `#`).
+#[inline]
+pub(crate) fn is_skippable(line: &[u8]) -> bool {
+    match line.iter().position(|&b| !is_space(b)) {
+        None => true,
+        Some(i) => line[i] == b'#',
+    }
+}
+
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Parse a run score as C's `strtod` would for a complete number (correctly rounded), refusing
+/// anything that is not entirely a number and refusing NaN.
+///
+/// Plain decimals with at most 15 significant digits take an exact fast path (Clinger: an
+/// integer below 2^53 divided by an exact power of ten is correctly rounded); everything else
+/// (exponents, `inf`, long mantissas) goes through `str::parse::<f64>`.
+#[inline]
+pub fn parse_score(s: &[u8]) -> Option<f64> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut mant: u64 = 0;
+    let mut ndig = 0u32;
+    let mut frac = 0usize;
+    let mut seen_dot = false;
+    let mut ok = !digits.is_empty();
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mant = mant.wrapping_mul(10).wrapping_add((b - b'0') as u64);
+                if mant != 0 {
+                    ndig += 1;
+                }
+                if seen_dot {
+                    frac += 1;
+                }
+            }
+            b'.' if !seen_dot => seen_dot = true,
+            _ => {
+                ok = false;
+                break;
+            }
+        }
+    }
+    if ok && ndig <= 15 && frac <= 22 && digits != b"." {
+        let v = mant as f64 / POW10[frac];
+        return Some(if neg { -v } else { v });
+    }
+    let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    (!v.is_nan()).then_some(v)
+}
+
+/// Parse an integer relevance value; `1.0`-style values with a zero fraction are accepted.
+fn parse_rel(s: &[u8]) -> Result<i32, String> {
+    if !s.is_empty() && s.len() <= 5 && s.iter().all(u8::is_ascii_digit) {
+        let v = s.iter().fold(0i32, |a, &b| a * 10 + (b - b'0') as i32);
+        if v <= MAX_REL {
+            return Ok(v);
+        }
+    }
+    let text = String::from_utf8_lossy(s);
+    if let Ok(v) = text.parse::<i64>() {
+        return check_rel(v, &text);
+    }
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v.fract() == 0.0 => check_rel(v as i64, &text),
+        Ok(_) => Err(format!("relevance '{text}' is not an integer")),
+        Err(_) => Err(format!("non-numeric relevance '{text}'")),
+    }
+}
+
+fn check_rel(v: i64, text: &str) -> Result<i32, String> {
+    if v > MAX_REL as i64 || v < i32::MIN as i64 {
+        Err(format!("relevance '{text}' out of range (max {MAX_REL})"))
+    } else {
+        Ok(v as i32)
+    }
+}
+
+/// The judgments of one query: docnos sorted by byte order with their relevance values.
+#[derive(Debug, Clone, Default)]
+pub struct QueryQrels {
+    qid: Box<[u8]>,
+    arena: Vec<u8>,
+    ends: Vec<u32>,
+    rels: Vec<i32>,
+    /// Judged documents per relevance level `0..=max` (trec_eval's `rel_levels`).
+    rel_levels: Vec<u64>,
+    /// First duplicated docno and the line of its second occurrence, if any.
+    duplicate: Option<(Box<[u8]>, u64)>,
+}
+
+impl QueryQrels {
+    /// The query id (raw bytes).
+    pub fn qid(&self) -> &[u8] {
+        &self.qid
+    }
+
+    /// Number of judgment lines.
+    pub fn len(&self) -> usize {
+        self.rels.len()
+    }
+
+    /// Whether the query has no judgments.
+    pub fn is_empty(&self) -> bool {
+        self.rels.is_empty()
+    }
+
+    /// The `i`-th judged docno in byte order.
+    pub fn docno(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.arena[start..self.ends[i] as usize]
+    }
+
+    /// The `i`-th relevance value (same order as [`QueryQrels::docno`]).
+    pub fn rel_at(&self, i: usize) -> i32 {
+        self.rels[i]
+    }
+
+    /// The relevance of `docno`, or `None` when it was not judged (not in the pool).
+    pub fn rel(&self, docno: &[u8]) -> Option<i32> {
+        let (mut lo, mut hi) = (0usize, self.rels.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.docno(mid).cmp(docno) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.rels[mid]),
+            }
+        }
+        None
+    }
+
+    /// Judged documents per relevance level `0..=max_rel` (negative levels are not counted).
+    pub fn rel_levels(&self) -> &[u64] {
+        &self.rel_levels
+    }
+
+    /// trec_eval's `num_rel_levels`: one more than the highest level with a judgment.
+    pub fn num_rel_levels(&self) -> usize {
+        self.rel_levels
+            .iter()
+            .rposition(|&n| n > 0)
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Relevant documents at `relevance_level` (`-l`): judged with rel >= level.
+    pub fn num_rel(&self, relevance_level: i64) -> u64 {
+        self.rel_levels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i as i64 >= relevance_level)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// The first duplicated docno and the line of its second occurrence: trec_eval refuses
+    /// such a query when it is evaluated.
+    pub fn duplicate(&self) -> Option<(&[u8], u64)> {
+        self.duplicate.as_ref().map(|(d, l)| (&d[..], *l))
+    }
+
+    fn build(qid: &[u8], mut recs: Vec<(&[u8], i32, u64)>) -> QueryQrels {
+        if !recs.windows(2).all(|w| w[0].0 <= w[1].0) {
+            recs.sort_by(|a, b| a.0.cmp(b.0).then(a.2.cmp(&b.2)));
+        }
+        let mut q = QueryQrels {
+            qid: qid.into(),
+            arena: Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum()),
+            ends: Vec::with_capacity(recs.len()),
+            rels: Vec::with_capacity(recs.len()),
+            rel_levels: Vec::new(),
+            duplicate: None,
+        };
+        let mut prev: Option<&[u8]> = None;
+        for (docno, rel, line) in recs {
+            if prev == Some(docno) && q.duplicate.is_none() {
+                q.duplicate = Some((docno.into(), line));
+            }
+            prev = Some(docno);
+            q.arena.extend_from_slice(docno);
+            q.ends.push(q.arena.len() as u32);
+            q.rels.push(rel);
+            if rel >= 0 {
+                let r = rel as usize;
+                if q.rel_levels.len() <= r {
+                    q.rel_levels.resize(r + 1, 0);
+                }
+                q.rel_levels[r] += 1;
+            }
+        }
+        q
+    }
+}
+
+struct QrelRec<'b> {
+    qid: &'b [u8],
+    docno: &'b [u8],
+    rel: i32,
+    line: u64,
+}
+
+/// Split `buf` at line starts into about `n` chunks of at least `min` bytes; returns the
+/// boundaries (first 0, last `buf.len()`).
+pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
+    let n = (buf.len() / min.max(1)).clamp(1, n.max(1));
+    let mut bounds = vec![0usize];
+    for k in 1..n {
+        let approx = buf.len() * k / n;
+        let b = match memchr::memchr(b'\n', &buf[approx..]) {
+            Some(i) => approx + i + 1,
+            None => buf.len(),
+        };
+        if b > *bounds.last().unwrap_or(&0) && b < buf.len() {
+            bounds.push(b);
+        }
+    }
+    bounds.push(buf.len());
+    bounds
+}
+
+/// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
+/// lines in the chunk, and the first error (with a chunk-relative line).
+fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64, Option<Error>) {
+    let mut recs = Vec::with_capacity(buf.len() / 16);
+    let mut line_no = 0u64;
+    let mut start = 0usize;
+    let mut fields: [&'b [u8]; 4] = [&[]; 4];
+    while start < buf.len() {
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        line_no += 1;
+        let line = &buf[start..nl];
+        start = nl + 1;
+        if is_skippable(line) {
+            continue;
+        }
+        let n = split_fields(line, &mut fields);
+        let at = Location::at_line(source, line_no);
+        if n < 4 {
+            let what = ["qid", "iter", "docno", "rel"][n];
+            let msg = format!(
+                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
+                n + 1
+            );
+            return (recs, line_no, Some(Error::input(at, msg)));
+        }
+        if n > 4 {
+            let msg = "too many columns; qrels lines are 'qid iter docno rel'";
+            return (recs, line_no, Some(Error::input(at, msg)));
+        }
+        match parse_rel(fields[3]) {
+            Ok(rel) => recs.push(QrelRec {
+                qid: fields[0],
+                docno: fields[2],
+                rel,
+                line: line_no,
+            }),
+            Err(p) => return (recs, line_no, Some(Error::input(at, p))),
+        }
+    }
+    (recs, line_no, None)
+}
+
+/// All relevance judgments, queries sorted by qid in byte order (trec_eval's evaluation order).
+#[derive(Debug, Clone, Default)]
+pub struct Qrels {
+    queries: Vec<QueryQrels>,
+    index: IdMap<Box<[u8]>, usize>,
+}
+
+impl Qrels {
+    /// Read qrels from a reader (the whole input is read, then parsed).
+    ///
+    /// `source` names the input in errors (a path, or `<stdin>`).
+    pub fn from_reader<R: Read>(mut reader: R, source: &str) -> Result<Qrels, Error> {
+        let mut buf = Vec::new();
+        reader
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(Location::new(source), e))?;
+        Qrels::from_bytes(&buf, source)
+    }
+
+    /// Parse qrels text. Lines are `qid iter docno rel`; `rel` is an integer (negative means
+    /// "in the pool but unjudged", trec_eval's -1).
+    ///
+    /// Errors: a line with fewer or more than 4 fields, a non-integer relevance, a relevance
+    /// above [`MAX_REL`], or no judgment at all. Duplicate (qid, docno) pairs are recorded, not
+    /// refused here: trec_eval refuses them only for queries it evaluates.
+    pub fn from_bytes(buf: &[u8], source: &str) -> Result<Qrels, Error> {
+        use rayon::prelude::*;
+        // Parse chunks of lines in parallel; line numbers are fixed up per chunk afterwards.
+        let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 1 << 20);
+        let parsed: Vec<(Vec<QrelRec>, u64, Option<Error>)> = bounds
+            .par_windows(2)
+            .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
+            .collect();
+        let mut recs: Vec<QrelRec> = Vec::with_capacity(parsed.iter().map(|p| p.0.len()).sum());
+        let mut base = 0u64;
+        for (chunk, lines, err) in parsed {
+            if let Some(e) = err {
+                return Err(match e {
+                    Error::Input { at, problem } => Error::input(
+                        Location::at_line(at.source, at.line.unwrap_or(0) + base),
+                        problem,
+                    ),
+                    other => other,
+                });
+            }
+            recs.extend(chunk.into_iter().map(|mut r| {
+                r.line += base;
+                r
+            }));
+            base += lines;
+        }
+        if recs.is_empty() {
+            return Err(Error::input(
+                Location::at_line(source, base.max(1)),
+                "empty qrels file (no judgment lines)",
+            ));
+        }
+        // Group by qid in byte order, keeping file order within a query (stable sort, skipped
+        // when the file is already grouped in order, the usual case).
+        if !recs.par_windows(2).all(|w| w[0].qid <= w[1].qid) {
+            recs.par_sort_by(|a, b| a.qid.cmp(b.qid));
+        }
+        let mut starts = vec![0usize];
+        for i in 1..recs.len() {
+            if recs[i].qid != recs[i - 1].qid {
+                starts.push(i);
+            }
+        }
+        starts.push(recs.len());
+        let queries: Vec<QueryQrels> = starts
+            .par_windows(2)
+            .map(|w| {
+                let g = &recs[w[0]..w[1]];
+                QueryQrels::build(
+                    g[0].qid,
+                    g.iter().map(|r| (r.docno, r.rel, r.line)).collect(),
+                )
+            })
+            .collect();
+        let index = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.qid.clone(), i))
+            .collect();
+        Ok(Qrels { queries, index })
+    }
+
+    /// The queries, sorted by qid (byte order).
+    pub fn queries(&self) -> &[QueryQrels] {
+        &self.queries
+    }
+
+    /// The position of `qid` in [`Qrels::queries`].
+    pub fn position(&self, qid: &[u8]) -> Option<usize> {
+        self.index.get(qid).copied()
+    }
+
+    /// The judgments of `qid`.
+    pub fn get(&self, qid: &[u8]) -> Option<&QueryQrels> {
+        self.position(qid).map(|i| &self.queries[i])
+    }
+
+    /// Number of queries.
+    pub fn len(&self) -> usize {
+        self.queries.len()
+    }
+
+    /// Whether there are no queries.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
+}
+
+/// One line of a run file, borrowed from the reader's buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunRecord<'a> {
+    /// Query id.
+    pub qid: &'a [u8],
+    /// Document id.
+    pub docno: &'a [u8],
+    /// Retrieval score (higher first); never NaN.
+    pub score: f64,
+    /// Run tag (6th column).
+    pub tag: &'a [u8],
+    /// 1-based line number.
+    pub line: u64,
+}
+
+/// Parse one run line (already known not to be blank or a comment).
+#[inline]
+pub(crate) fn parse_run_line<'a>(
+    line: &'a [u8],
+) -> Result<(&'a [u8], &'a [u8], f64, &'a [u8]), String> {
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    let n = split_fields(line, &mut f);
+    if n < 6 {
+        let what = ["qid", "iter", "docno", "rank", "score", "tag"][n];
+        return Err(format!(
+            "missing column {} ({what}); run lines are 'qid Q0 docno rank score tag'",
+            n + 1
+        ));
+    }
+    let score = parse_score(f[4]).ok_or_else(|| {
+        let s = String::from_utf8_lossy(f[4]);
+        if s.eq_ignore_ascii_case("nan")
+            || s.eq_ignore_ascii_case("-nan")
+            || s.eq_ignore_ascii_case("+nan")
+        {
+            format!("score is NaN ('{s}')")
+        } else {
+            format!("non-numeric score '{s}'")
+        }
+    })?;
+    Ok((f[0], f[2], score, f[5]))
+}
+
+/// A streaming run reader: yields one [`RunRecord`] per result line, skipping blank and
+/// comment lines, with file:line errors. Memory is one line.
+pub struct RunReader<R> {
+    reader: R,
+    source: String,
+    buf: Vec<u8>,
+    line: u64,
+    records: u64,
+}
+
+impl<R: BufRead> RunReader<R> {
+    /// Wrap `reader`; `source` names it in errors.
+    pub fn new(reader: R, source: impl Into<String>) -> Self {
+        RunReader {
+            reader,
+            source: source.into(),
+            buf: Vec::with_capacity(256),
+            line: 0,
+            records: 0,
+        }
+    }
+
+    /// The next record, `Ok(None)` at the end. An input without any record is an error
+    /// (trec_eval refuses an empty run file).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next_record(&mut self) -> Result<Option<RunRecord<'_>>, Error> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+                Error::io(Location::at_line(self.source.as_str(), self.line + 1), e)
+            })?;
+            if n == 0 {
+                if self.records == 0 {
+                    return Err(Error::input(
+                        Location::at_line(self.source.as_str(), self.line.max(1)),
+                        "empty run file (no result lines)",
+                    ));
+                }
+                return Ok(None);
+            }
+            self.line += 1;
+            if !is_skippable(&self.buf) {
+                break;
+            }
+        }
+        self.records += 1;
+        let line = self.line;
+        let source = &self.source;
+        let (qid, docno, score, tag) = parse_run_line(&self.buf)
+            .map_err(|p| Error::input(Location::at_line(source.as_str(), line), p))?;
+        Ok(Some(RunRecord {
+            qid,
+            docno,
+            score,
+            tag,
+            line,
+        }))
+    }
+}
+
+/// One retrieved document of a materialized [`Run`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDoc {
+    /// Document id.
+    pub docno: Box<[u8]>,
+    /// Score.
+    pub score: f64,
+    /// 1-based line in the run file (0 when built in code).
+    pub line: u64,
+}
+
+/// A whole run in memory: documents per query, in file order. For large files prefer
+/// [`crate::trec::evaluate_bytes`], which never materializes the run.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    /// Documents per query id, in file order.
+    pub queries: IdMap<Box<[u8]>, Vec<RunDoc>>,
+    /// The tag of the last result line (trec_eval's `runid`).
+    pub runid: Box<[u8]>,
+    /// The input's name (for error messages).
+    pub source: String,
+}
+
+impl Run {
+    /// Read a run from a buffered reader, streaming.
+    pub fn from_reader<R: BufRead>(reader: R, source: &str) -> Result<Run, Error> {
+        let mut rr = RunReader::new(reader, source);
+        let mut run = Run {
+            source: source.to_string(),
+            ..Run::default()
+        };
+        while let Some(rec) = rr.next_record()? {
+            run.runid = rec.tag.into();
+            let doc = RunDoc {
+                docno: rec.docno.into(),
+                score: rec.score,
+                line: rec.line,
+            };
+            match run.queries.get_mut(rec.qid) {
+                Some(v) => v.push(doc),
+                None => {
+                    run.queries.insert(rec.qid.into(), vec![doc]);
+                }
+            }
+        }
+        Ok(run)
+    }
+
+    /// Parse a run from bytes.
+    pub fn from_bytes(buf: &[u8], source: &str) -> Result<Run, Error> {
+        Run::from_reader(buf, source)
+    }
+
+    /// Build a run in code from `(qid, docno, score)` triples and a run tag.
+    pub fn from_triples<'a, I>(triples: I, runid: &str) -> Run
+    where
+        I: IntoIterator<Item = (&'a str, &'a str, f64)>,
+    {
+        let mut run = Run {
+            runid: runid.as_bytes().into(),
+            source: "<memory>".to_string(),
+            ..Run::default()
+        };
+        for (q, d, s) in triples {
+            run.queries
+                .entry(q.as_bytes().into())
+                .or_default()
+                .push(RunDoc {
+                    docno: d.as_bytes().into(),
+                    score: s,
+                    line: 0,
+                });
+        }
+        run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_parse_like_strtod() {
+        for s in [
+            "1.5",
+            "-0.25",
+            "2",
+            "10.123456789",
+            ".5",
+            "5.",
+            "+3.25",
+            "1e3",
+            "-1.5E-2",
+            "inf",
+            "-inf",
+            "0.1",
+            "0.3",
+            "123456789012345678901",
+        ] {
+            let want: f64 = s.parse().unwrap();
+            assert_eq!(
+                parse_score(s.as_bytes()).map(f64::to_bits),
+                Some(want.to_bits()),
+                "{s}"
+            );
+        }
+        for s in ["", "abc", "1.2.3", "nan", "NaN", "1,5", "1.5x", ".", "-"] {
+            assert_eq!(parse_score(s.as_bytes()), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn qrels_accept_crlf_comments_blank_and_sort() {
+        let q = Qrels::from_bytes(b"# c\n2 0 b 1\r\n\n1 0 z 0  \n1 0 a 2\t\n", "q").unwrap();
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.queries()[0].qid(), b"1");
+        assert_eq!(q.queries()[0].docno(0), b"a");
+        assert_eq!(q.get(b"1").unwrap().rel(b"z"), Some(0));
+        assert_eq!(q.get(b"1").unwrap().rel(b"y"), None);
+        assert_eq!(q.get(b"1").unwrap().rel_levels(), &[1, 0, 1]);
+    }
+
+    #[test]
+    fn qrels_errors_name_line() {
+        let e = Qrels::from_bytes(b"1 0 a 1\n1 0 b\n", "q.txt").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "q.txt:2: missing column 4 (rel); qrels lines are 'qid iter docno rel'"
+        );
+        let e = Qrels::from_bytes(b"1 0 a x\n", "q").unwrap_err();
+        assert!(
+            e.to_string().starts_with("q:1: non-numeric relevance"),
+            "{e}"
+        );
+        let e = Qrels::from_bytes(b"1 0 a 1 5\n", "q").unwrap_err();
+        assert!(e.to_string().contains("too many columns"));
+        assert!(Qrels::from_bytes(b"\n#x\n", "q").is_err());
+        assert_eq!(
+            Qrels::from_bytes(b"1 0 a 2.0\n", "q").unwrap().queries()[0].rel_at(0),
+            2
+        );
+        assert!(Qrels::from_bytes(b"1 0 a 1.5\n", "q").is_err());
+    }
+
+    #[test]
+    fn qrels_duplicates_recorded() {
+        let q = Qrels::from_bytes(b"1 0 a 1\n1 0 b 0\n1 0 a 0\n", "q").unwrap();
+        assert_eq!(q.queries()[0].duplicate(), Some((&b"a"[..], 3)));
+    }
+
+    #[test]
+    fn run_reader_streams_and_reports() {
+        let data = b"1 Q0 a 1 2.5 t\r\n\n# x\n1 Q0 b 2 1 t extra\n";
+        let mut r = RunReader::new(&data[..], "r");
+        let a = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (a.qid, a.docno, a.score, a.line),
+            (&b"1"[..], &b"a"[..], 2.5, 1)
+        );
+        let b = r.next_record().unwrap().unwrap();
+        assert_eq!((b.docno, b.line), (&b"b"[..], 4));
+        assert!(r.next_record().unwrap().is_none());
+        let e = RunReader::new(&b"1 Q0 a 1 nan t\n"[..], "r")
+            .next_record()
+            .unwrap_err();
+        assert_eq!(e.to_string(), "r:1: score is NaN ('nan')");
+        let e = RunReader::new(&b"\n"[..], "r").next_record().unwrap_err();
+        assert!(e.to_string().contains("empty run"));
+        let e = RunReader::new(&b"1 Q0 a 1 2.5\n"[..], "r")
+            .next_record()
+            .unwrap_err();
+        assert!(e.to_string().contains("missing column 6 (tag)"));
+    }
+}

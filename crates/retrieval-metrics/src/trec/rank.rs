@@ -1,0 +1,259 @@
+//! Ranking a query's retrieved documents and joining them with the qrels, as trec_eval does.
+//!
+//! Source: trec_eval 10.0-rc3 `form_res_rels.c`.
+
+use super::parse::QueryQrels;
+use std::cmp::Ordering;
+
+/// Relevance given to a retrieved document that is not in the qrels (trec_eval
+/// `RELVALUE_NONPOOL`).
+pub const REL_NONPOOL: i32 = -1;
+/// Relevance given to a retrieved document judged with a negative value, i.e. pooled but not
+/// judged (trec_eval `RELVALUE_UNJUDGED`).
+pub const REL_UNJUDGED: i32 = -2;
+
+/// trec_eval's ranking order of two retrieved documents (`comp_sim_docno` in
+/// `form_res_rels.c`): higher score first; equal scores are ordered by docno **descending** in
+/// byte order (`strcmp(b, a)`), so for a tie `d9` ranks above `d10` and `b` above `a`.
+///
+/// `-0.0` and `0.0` are equal scores. Scores must not be NaN (the readers refuse NaN); a NaN
+/// is treated as equal to everything, as C's comparisons would.
+#[inline]
+pub fn trec_order(a_score: f64, a_docno: &[u8], b_score: f64, b_docno: &[u8]) -> Ordering {
+    if a_score > b_score {
+        Ordering::Less
+    } else if a_score < b_score {
+        Ordering::Greater
+    } else {
+        b_docno.cmp(a_docno)
+    }
+}
+
+/// A retrieved document as seen by [`rank_by_score`]: a score and a docno.
+pub trait ScoredDoc {
+    /// The retrieval score (higher ranks first).
+    fn score(&self) -> f64;
+    /// The document id, compared as bytes.
+    fn docno(&self) -> &[u8];
+}
+
+impl ScoredDoc for (String, f64) {
+    fn score(&self) -> f64 {
+        self.1
+    }
+    fn docno(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl ScoredDoc for (&str, f64) {
+    fn score(&self) -> f64 {
+        self.1
+    }
+    fn docno(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl ScoredDoc for super::parse::RunDoc {
+    fn score(&self) -> f64 {
+        self.score
+    }
+    fn docno(&self) -> &[u8] {
+        &self.docno
+    }
+}
+
+/// Sort one query's retrieved documents into trec_eval's ranking: by score descending, ties
+/// broken by docno descending (see [`trec_order`]). The rank column of a run file plays no
+/// part, exactly as in trec_eval. After the call, `docs[0]` is rank 1.
+///
+/// This is the one place the tie-break is defined; reuse it wherever a ranking must agree with
+/// trec_eval (for example when converting other formats to TREC runs).
+pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
+    // Sort on an order-preserving integer key of the score (cheap comparisons), then order each
+    // run of equal scores by docno descending: the same total order as `trec_order`.
+    docs.sort_unstable_by_key(|d| std::cmp::Reverse(score_key(d.score())));
+    let mut i = 0;
+    while i < docs.len() {
+        let k = score_key(docs[i].score());
+        let mut j = i + 1;
+        while j < docs.len() && score_key(docs[j].score()) == k {
+            j += 1;
+        }
+        if j - i > 1 {
+            docs[i..j].sort_unstable_by(|a, b| b.docno().cmp(a.docno()));
+        }
+        i = j;
+    }
+}
+
+/// An integer key ordered like the score (`-0.0` and `0.0` map to the same key).
+#[inline]
+pub(crate) fn score_key(s: f64) -> u64 {
+    let bits = (s + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// A query's ranked relevance list joined with its judgments: trec_eval's `RES_RELS`.
+///
+/// `rels[i]` is the relevance of the document at rank `i + 1`: the qrels value (>= 0),
+/// [`REL_NONPOOL`] (not in the qrels) or [`REL_UNJUDGED`] (judged with a negative value).
+/// Counts follow `form_res_rels.c`: `num_rel` counts judged documents with rel >= the
+/// relevance level (whether retrieved or not); `rel_levels[l]` counts judged documents at level
+/// `l`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgedRanking {
+    /// Relevance per rank.
+    pub rels: Vec<i32>,
+    /// Retrieved documents considered (after `-M` and `-J`).
+    pub num_ret: i64,
+    /// Relevant judged documents (rel >= level).
+    pub num_rel: i64,
+    /// Relevant documents retrieved.
+    pub num_rel_ret: i64,
+    /// Retrieved documents not in the qrels.
+    pub num_nonpool: i64,
+    /// Retrieved documents in the qrels with a negative relevance.
+    pub num_unjudged_in_pool: i64,
+    /// Judged documents per level `0..=max`.
+    pub rel_levels: Vec<u64>,
+    /// One more than the highest level with a judgment.
+    pub num_rel_levels: usize,
+}
+
+impl JudgedRanking {
+    /// Join ranked docnos (already in rank order, already truncated to `-M`) with the
+    /// judgments of their query.
+    ///
+    /// `relevance_level` is `-l`; `judged_only` is `-J` (drop retrieved documents that are not
+    /// judged, keeping the rank order of the rest).
+    pub fn from_ranked<'a, I>(
+        ranked: I,
+        qrels: &QueryQrels,
+        relevance_level: i64,
+        judged_only: bool,
+    ) -> JudgedRanking
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+    {
+        let mut j = JudgedRanking::default();
+        j.fill(ranked, qrels, relevance_level, judged_only);
+        j
+    }
+
+    /// [`JudgedRanking::from_ranked`] into `self`, reusing its allocations.
+    pub fn fill<'a, I>(
+        &mut self,
+        ranked: I,
+        qrels: &QueryQrels,
+        relevance_level: i64,
+        judged_only: bool,
+    ) where
+        I: IntoIterator<Item = &'a [u8]>,
+    {
+        self.fill_rels(
+            ranked.into_iter().map(|d| qrels.rel(d)),
+            qrels,
+            relevance_level,
+            judged_only,
+        );
+    }
+
+    /// Like [`JudgedRanking::fill`], given each ranked document's qrels value (`None` = not in
+    /// the qrels) instead of its docno.
+    pub fn fill_rels<I>(
+        &mut self,
+        ranked_rels: I,
+        qrels: &QueryQrels,
+        relevance_level: i64,
+        judged_only: bool,
+    ) where
+        I: IntoIterator<Item = Option<i32>>,
+    {
+        self.rels.clear();
+        self.num_rel_ret = 0;
+        self.num_nonpool = 0;
+        self.num_unjudged_in_pool = 0;
+        for judged in ranked_rels {
+            let rel = match judged {
+                None => REL_NONPOOL,
+                Some(r) if r < 0 => REL_UNJUDGED,
+                Some(r) => r,
+            };
+            if judged_only {
+                if rel < 0 {
+                    continue;
+                }
+            } else if rel == REL_NONPOOL {
+                self.num_nonpool += 1;
+            } else if rel == REL_UNJUDGED {
+                self.num_unjudged_in_pool += 1;
+            }
+            if rel >= 0 && rel as i64 >= relevance_level {
+                self.num_rel_ret += 1;
+            }
+            self.rels.push(rel);
+        }
+        self.num_ret = self.rels.len() as i64;
+        self.rel_levels.clear();
+        self.rel_levels.extend_from_slice(qrels.rel_levels());
+        self.num_rel_levels = qrels.num_rel_levels();
+        self.num_rel = qrels.num_rel(relevance_level) as i64;
+    }
+
+    /// Judged documents at `level`, 0 outside the recorded levels.
+    pub fn level_count(&self, level: i64) -> u64 {
+        if level < 0 {
+            return 0;
+        }
+        self.rel_levels.get(level as usize).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trec::parse::Qrels;
+
+    #[test]
+    fn ties_break_by_docno_descending() {
+        let mut docs = vec![
+            ("d10", 1.0),
+            ("d9", 1.0),
+            ("a", 2.0),
+            ("b", 0.5),
+            ("c", -0.0),
+            ("e", 0.0),
+        ];
+        rank_by_score(&mut docs);
+        let order: Vec<&str> = docs.iter().map(|d| d.0).collect();
+        assert_eq!(order, ["a", "d9", "d10", "b", "e", "c"]);
+    }
+
+    #[test]
+    fn judged_only_drops_unjudged() {
+        let q = Qrels::from_bytes(b"1 0 a 1\n1 0 b 0\n1 0 c -1\n1 0 z 2\n", "q").unwrap();
+        let qq = q.get(b"1").unwrap();
+        let ranked: Vec<&[u8]> = vec![b"x", b"a", b"c", b"b"];
+        let j = JudgedRanking::from_ranked(ranked.iter().copied(), qq, 1, false);
+        assert_eq!(j.rels, [REL_NONPOOL, 1, REL_UNJUDGED, 0]);
+        assert_eq!(
+            (
+                j.num_ret,
+                j.num_rel,
+                j.num_rel_ret,
+                j.num_nonpool,
+                j.num_unjudged_in_pool
+            ),
+            (4, 2, 1, 1, 1)
+        );
+        let j = JudgedRanking::from_ranked(ranked.iter().copied(), qq, 1, true);
+        assert_eq!(j.rels, [1, 0]);
+        assert_eq!((j.num_ret, j.num_nonpool), (2, 0));
+    }
+}
