@@ -75,6 +75,10 @@ struct RagArgs {
     embed_retries: Option<String>,
     #[arg(long = "embed-backoff-ms")]
     embed_backoff_ms: Option<String>,
+    #[arg(long)]
+    qrels: Option<String>,
+    #[arg(long)]
+    run: Option<String>,
     #[arg(short = 'h', long = "help")]
     help: bool,
     #[arg(long)]
@@ -85,7 +89,8 @@ const USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [-
                     [--json] [--output PATH] [--format {csv,jsonl}] [--strict]
                     [--embed-url URL] [--embed-model NAME] [--embed-key-env VAR]
                     [--embed-cmd CMD] [--embed-batch N] [--embed-timeout SECS]
-                    [--embed-retries N] [--embed-backoff-ms MS] [--version]
+                    [--embed-retries N] [--embed-backoff-ms MS]
+                    [--qrels QRELS --run RUN] [--version]
                     CASES
 ";
 
@@ -134,6 +139,11 @@ options:
   --embed-backoff-ms MS
                         first backoff in milliseconds, doubled per retry
                         (default: 500)
+  --qrels QRELS         TREC qrels; with --run, score the run's queries that
+                        have judgments instead of CASES (rag-quality-check's
+                        definitions; documents ranked by score with trec_eval's
+                        tie-break; judgments are graded gains)
+  --run RUN             TREC run (qid Q0 docno rank score tag), with --qrels
   --version             show program's version number and exit
 
 metrics:
@@ -166,6 +176,7 @@ examples:
   cat cases.json | routeval rag - --weakest 10
   routeval rag cases.json --format csv -o rows.csv
   routeval rag cases.json --strict --embed-cmd "python3 my_embed.py"
+  routeval rag --qrels qrels.txt --run run.txt --k 10
 "#,
     );
     s
@@ -353,14 +364,42 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             return usage_error(&m);
         }
     };
-    let Some(target) = args.cases.clone() else {
-        return usage_error("the following arguments are required: CASES");
+    let trec_files = match (&args.qrels, &args.run) {
+        (Some(q), Some(r)) => Some((q.clone(), r.clone())),
+        (None, None) => None,
+        _ => return usage_error("--qrels and --run go together"),
+    };
+    if trec_files.is_some() && args.cases.is_some() {
+        return usage_error("argument CASES: not allowed with --qrels/--run");
+    }
+    if trec_files.is_some() && (args.embed_url.is_some() || args.embed_cmd.is_some()) {
+        return usage_error("--qrels/--run score ids only: embeddings do not apply");
+    }
+    let target = match (&args.cases, &trec_files) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => String::new(),
+        (None, None) => return usage_error("the following arguments are required: CASES"),
     };
     if args.embed_url.is_some() && args.embed_cmd.is_some() {
         return usage_error("argument --embed-cmd: not allowed with argument --embed-url");
     }
     if args.embed_url.is_some() != args.embed_model.is_some() {
         return usage_error("--embed-url and --embed-model go together");
+    }
+
+    if let Some((qrels, run)) = &trec_files {
+        let opts = Options { k, threshold };
+        let report = match trec_report(qrels, run, &opts) {
+            Ok(r) => r,
+            Err(msg) => return input_error(&msg),
+        };
+        if let Err(msg) = write_outputs(&report, &args, format, weakest) {
+            return input_error(&msg);
+        }
+        if args.strict && !report.ok() {
+            return Ok(common::EXIT_STRICT);
+        }
+        return Ok(common::EXIT_OK);
     }
 
     // Read the input (parsed below: streamed when lexical, whole when embedding).
@@ -447,6 +486,21 @@ fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
         std::fs::read(path).map_err(|e| os_error(&e, target))?,
         target.to_string(),
     ))
+}
+
+/// `--qrels QRELS --run RUN`: the TREC files as cases, scored with rag-quality-check's rules.
+fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, String> {
+    use routeval_retrieval_metrics::trec::{Qrels, Run};
+    let read = |p: &str| -> Result<Vec<u8>, String> {
+        if !Path::new(p).is_file() {
+            return Err(format!("{} does not exist", pyfmt::repr_str(p)));
+        }
+        std::fs::read(p).map_err(|e| os_error(&e, p))
+    };
+    let q = Qrels::from_bytes(&read(qrels)?, qrels).map_err(|e| e.to_string())?;
+    let r = Run::from_bytes(&read(run)?, run).map_err(|e| e.to_string())?;
+    let cases = routeval_retrieval_metrics::rag::cases_from_trec(&q, &r);
+    evaluate(&cases, opts, None).map_err(|e| e.to_string())
 }
 
 /// Cases per parallel batch on the streaming path.

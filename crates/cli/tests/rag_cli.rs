@@ -655,3 +655,55 @@ fn embed_cmd_failures_are_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("reply is not JSON"));
 }
+
+#[test]
+fn trec_qrels_and_run_use_rag_definitions() {
+    let d = tempfile::tempdir().unwrap();
+    let qrels = d.path().join("qrels");
+    let run_path = d.path().join("run");
+    // q1: three tied scores; trec_eval ranks ties by docno descending (c, b, a), so the
+    // relevant `a` is at rank 3. q2 has only a non-relevant judgment (excluded here, 0 in
+    // trec_eval); q9 is not judged (not in both files).
+    std::fs::write(&qrels, "q1 0 a 1\nq1 0 c 0\nq2 0 x 0\nq3 0 z 2\n").unwrap();
+    std::fs::write(
+        &run_path,
+        "q1 Q0 a 1 1.0 r\nq1 Q0 b 2 1.0 r\nq1 Q0 c 3 1.0 r\nq2 Q0 x 1 3.0 r\nq9 Q0 z 1 1 r\n",
+    )
+    .unwrap();
+    let (q, r) = (
+        qrels.to_string_lossy().to_string(),
+        run_path.to_string_lossy().to_string(),
+    );
+    let out = run_ok(&["--qrels", &q, "--run", &r, "--k", "3", "--json"]);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["n_cases"], 2);
+    assert_eq!(v["metrics"]["mrr"], 0.333333);
+    assert_eq!(v["metrics"]["ndcg_at_k"], 0.5);
+    assert_eq!(v["support"]["mrr"], 1);
+    assert_eq!(v["per_case"][0]["query"], "q1");
+    // Usage rules.
+    let bad = run(&["--qrels", &q], b"", &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = run(&["x.json", "--qrels", &q, "--run", &r], b"", &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    // A broken run file is one error line, exit 1.
+    std::fs::write(&run_path, "q1 Q0 a\n").unwrap();
+    let bad = run(&["--qrels", &q, "--run", &r], b"", &[]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.starts_with("routeval rag: error: ") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+fn run_ok(args: &[&str]) -> Vec<u8> {
+    let out = run(args, b"", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

@@ -62,7 +62,10 @@ const TEXT_KEYS: [&str; 5] = ["text", "passage", "content", "chunk", "document"]
 /// A list item, or a mapping whose `id` is a list or an object.
 pub(crate) fn as_item<'b>(item: &'b PyValue<'_>) -> Result<(IdKey<'b>, Cow<'b, str>), RagError> {
     match item {
-        PyValue::Str(s) => Ok((IdKey::Str(Cow::Borrowed(s.as_ref())), Cow::Borrowed(s.as_ref()))),
+        PyValue::Str(s) => Ok((
+            IdKey::Str(Cow::Borrowed(s.as_ref())),
+            Cow::Borrowed(s.as_ref()),
+        )),
         PyValue::Dict(_) => {
             let text = TEXT_KEYS.iter().find_map(|k| match item.get(k) {
                 Some(PyValue::Str(s)) if !s.is_empty() => Some(s.as_ref()),

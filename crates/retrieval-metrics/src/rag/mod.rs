@@ -33,11 +33,13 @@ pub mod text;
 
 mod case;
 mod report;
+mod trec_input;
 mod unicode_tables;
 
 pub use case::{IdKey, py_float_str, py_int_str};
 pub use pyjson::{JsonError, PyValue};
 pub use report::{CaseResult, FRAME_BASE_COLUMNS, RagReport, RagTotals};
+pub use trec_input::cases_from_trec;
 
 use case::{as_gains, as_item, non_blank, query_text};
 use ndarray::Array2;
@@ -786,7 +788,16 @@ fn evaluate_one<S: Scorer>(
     if unanswerable {
         r.excluded.extend(Metric::RETRIEVAL);
         r.notes.push(format!("case {index}: 'relevant' lists no relevant ids at all, so this query is treated as having no right answer; every retrieval metric is excluded (retrieving nothing relevant is the wanted result here, not a failure)"));
-        score_answer(case, &mut r, index, &texts, checkable_of, sim, t, &mut tally)?;
+        score_answer(
+            case,
+            &mut r,
+            index,
+            &texts,
+            checkable_of,
+            sim,
+            t,
+            &mut tally,
+        )?;
         return Ok((r, tally));
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
@@ -860,7 +871,16 @@ fn evaluate_one<S: Scorer>(
     }
     let cached = checkable_cache.take();
     let checkable_of = |texts: &[Cow<'_, str>]| cached.unwrap_or_else(|| checkable_of(texts));
-    score_answer(case, &mut r, index, &texts, checkable_of, sim, t, &mut tally)?;
+    score_answer(
+        case,
+        &mut r,
+        index,
+        &texts,
+        checkable_of,
+        sim,
+        t,
+        &mut tally,
+    )?;
     Ok((r, tally))
 }
 

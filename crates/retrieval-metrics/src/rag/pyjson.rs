@@ -187,10 +187,7 @@ pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
 ///
 /// # Errors
 /// The `json.loads` error for the whole text.
-pub fn stream_array<'a>(
-    text: &'a str,
-    mut f: impl FnMut(PyValue<'a>),
-) -> Result<bool, JsonError> {
+pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result<bool, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,

@@ -592,7 +592,11 @@ impl RagReport {
         }
         // notes and failures are streamed: they can be as large as the cases.
         for (key, count, items) in [
-            ("notes", self.n_notes(), Box::new(self.notes()) as Box<dyn Iterator<Item = &str>>),
+            (
+                "notes",
+                self.n_notes(),
+                Box::new(self.notes()) as Box<dyn Iterator<Item = &str>>,
+            ),
             ("failures", self.n_failures, Box::new(self.failures())),
         ] {
             out.push_str("  ");
