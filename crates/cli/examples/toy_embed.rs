@@ -16,7 +16,7 @@
 use std::io::{BufRead, Write};
 
 /// 32-bit FNV-1a.
-pub fn fnv1a32(bytes: &[u8]) -> u32 {
+pub(crate) fn fnv1a32(bytes: &[u8]) -> u32 {
     let mut h: u32 = 0x811C_9DC5;
     for &b in bytes {
         h ^= u32::from(b);
@@ -26,7 +26,7 @@ pub fn fnv1a32(bytes: &[u8]) -> u32 {
 }
 
 /// The toy embedding `kind` of `text`.
-pub fn toy(kind: &str, text: &str) -> Vec<f64> {
+pub(crate) fn toy(kind: &str, text: &str) -> Vec<f64> {
     match kind {
         "const" | "bad_rows" => vec![1.0, 0.0],
         "zero" => vec![0.0, 0.0],

@@ -634,17 +634,16 @@ impl RagRun {
     pub fn push(&mut self, cases: &[PyValue<'_>]) {
         let base = self.seen;
         self.seen += cases.len();
-        if self.not_dict.is_none() {
-            if let Some((i, c)) = cases
+        if self.not_dict.is_none()
+            && let Some((i, c)) = cases
                 .iter()
                 .enumerate()
                 .find(|(_, c)| !matches!(c, PyValue::Dict(_)))
-            {
-                self.not_dict = Some(RagError::CaseNotDict {
-                    index: base + i,
-                    type_name: c.type_name(),
-                });
-            }
+        {
+            self.not_dict = Some(RagError::CaseNotDict {
+                index: base + i,
+                type_name: c.type_name(),
+            });
         }
         if self.not_dict.is_some() || self.error.is_some() {
             return;
