@@ -85,7 +85,17 @@ struct RagArgs {
     version: bool,
 }
 
+/// The usage block printed before an argument error: rag-quality-check's own (argparse, 80
+/// columns) with the program name read as `routeval rag`, continuation lines kept at the
+/// reference's indentation so the bytes equal the reference's output after that renaming.
+/// `--help` shows every option.
 const USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [--weakest N]
+                         [--json] [--output PATH] [--version]
+                         CASES
+";
+
+/// The full usage shown by `--help`.
+const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [--weakest N]
                     [--json] [--output PATH] [--format {csv,jsonl}] [--strict]
                     [--embed-url URL] [--embed-model NAME] [--embed-key-env VAR]
                     [--embed-cmd CMD] [--embed-batch N] [--embed-timeout SECS]
@@ -95,7 +105,7 @@ const USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [-
 ";
 
 fn help_text() -> String {
-    let mut s = String::from(USAGE);
+    let mut s = String::from(HELP_USAGE);
     s.push_str(
         r#"
 Measure whether a retrieval system is actually retrieving the right things.

@@ -305,7 +305,13 @@ fn argparse_style_usage_errors() {
         let out = run(&args, b"", &[]);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("usage: routeval rag [-h]"), "{err}");
+        // rag-quality-check's usage block, program name renamed.
+        assert!(
+            err.starts_with(
+                "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [--weakest N]\n                         [--json] [--output PATH] [--version]\n                         CASES\n"
+            ),
+            "{err}"
+        );
         assert!(
             err.ends_with(&format!("routeval rag: error: {msg}\n")),
             "{err}"

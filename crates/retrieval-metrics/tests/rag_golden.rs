@@ -136,17 +136,17 @@ fn rag_golden_cases() {
             PyValue::List(v) => v,
             other => panic!("{name}: cases not a list: {other:?}"),
         };
-        let k = golden["input"]["k"].as_i64().unwrap();
-        let threshold = golden["input"]["threshold"].as_f64().unwrap();
-        let opts = Options { k, threshold };
+        let py = pyjson::parse(&raw).unwrap();
+        let input = py.get("input").unwrap();
+        let opts = Options::from_py(input.get("k").unwrap(), input.get("threshold").unwrap());
         let mut toy_embed = golden["input"]["embed"].as_str().map(|kind| Toy {
             kind: kind.to_string(),
             calls: Vec::new(),
         });
-        let result = match toy_embed.as_mut() {
+        let result = opts.and_then(|opts| match toy_embed.as_mut() {
             Some(t) => evaluate(&cases, &opts, Some(t as &mut dyn Embedder)),
             None => evaluate(&cases, &opts, None),
-        };
+        });
         let mut errs = Vec::new();
         match (&golden["expected_error"], result) {
             (Value::String(msg), Err(e)) => {
@@ -178,7 +178,6 @@ fn rag_golden_cases() {
                 }
                 // serde_json's default float parsing is not correctly rounded: read the
                 // unrounded scores with the Python-compatible decoder.
-                let py = pyjson::parse(&raw).unwrap();
                 let Some(PyValue::List(scores)) = py.get("expected_scores_unrounded") else {
                     panic!("{name}: no expected_scores_unrounded")
                 };

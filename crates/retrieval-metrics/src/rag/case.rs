@@ -230,6 +230,20 @@ fn insert_gain<'a>(
     g: f64,
 ) {
     let g = if g > 0.0 { g } else { 0.0 }; // NaN and negatives → 0
+    // Small label sets (the usual case) are searched linearly; larger ones get an index.
+    if out.len() < 16 {
+        if let Some(slot) = out.iter_mut().find(|(k, _)| *k == id) {
+            slot.1 = g;
+        } else {
+            out.push((id, g));
+            if out.len() == 16 {
+                for (i, (k, _)) in out.iter().enumerate() {
+                    index.insert(k.clone(), i);
+                }
+            }
+        }
+        return;
+    }
     match index.get(&id) {
         Some(&i) => out[i].1 = g,
         None => {

@@ -153,6 +153,43 @@ pub struct Options {
     pub threshold: f64,
 }
 
+impl Options {
+    /// Options from Python-typed values (as the corpus records `evaluate(k=..., threshold=...)`),
+    /// with the reference's checks 1–3 of spec section 2: `k` must be an `int` and not a `bool`;
+    /// the threshold goes through Python `float()` (numeric strings and bools accepted). The
+    /// range check of the threshold happens in [`evaluate`].
+    ///
+    /// # Errors
+    /// [`RagError::KType`], [`RagError::KTooSmall`], [`RagError::ThresholdType`].
+    pub fn from_py(k: &PyValue<'_>, threshold: &PyValue<'_>) -> Result<Options, RagError> {
+        let k = match k {
+            PyValue::Int(i) => *i,
+            PyValue::BigInt(s) if s.starts_with('-') => {
+                return Err(RagError::Other(format!("k must be at least 1, got {s}")));
+            }
+            PyValue::BigInt(_) => i64::MAX,
+            other => return Err(RagError::KType(other.type_name())),
+        };
+        if k < 1 {
+            return Err(RagError::KTooSmall(k));
+        }
+        let threshold = match threshold {
+            PyValue::Int(i) => *i as f64,
+            PyValue::Bool(b) => f64::from(u8::from(*b)),
+            PyValue::Float(f) => *f,
+            PyValue::BigInt(s) => match s.parse::<f64>() {
+                Ok(f) if f.is_finite() => f,
+                _ => return Err(RagError::Other("int too large to convert to float".into())),
+            },
+            PyValue::Str(s) => {
+                py_float_str(s).ok_or_else(|| RagError::ThresholdType(threshold.py_repr()))?
+            }
+            other => return Err(RagError::ThresholdType(other.py_repr())),
+        };
+        Ok(Options { k, threshold })
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -203,9 +240,15 @@ pub trait Embedder {
 /// message (its CLI prints it after `error: `); `case` indices are 0-based.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RagError {
+    /// `k` is not an integer (or is a bool), as passed from Python-typed input.
+    #[error("k must be an int, got {0}")]
+    KType(&'static str),
     /// `k < 1`.
     #[error("k must be at least 1, got {0}")]
     KTooSmall(i64),
+    /// The threshold is not something Python's `float()` accepts (`repr` of the value).
+    #[error("threshold must be a number in 0..1, got {0}")]
+    ThresholdType(String),
     /// Threshold outside 0..1 (or NaN), printed with Python `str(float)`.
     #[error("threshold must be in 0..1, got {}", pyfmt::float_repr(*.0))]
     Threshold(f64),
@@ -800,11 +843,22 @@ fn evaluate_one<S: Scorer>(
         return Ok((r, tally));
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
-        let lookup: FxHashMap<&IdKey<'_>, f64> = gain_by_id.iter().map(|(k, g)| (k, *g)).collect();
-        let gains: Vec<f64> = ids
-            .iter()
-            .map(|id| lookup.get(id).copied().unwrap_or(0.0))
-            .collect();
+        let gains: Vec<f64> = if gain_by_id.len() <= 16 {
+            ids.iter()
+                .map(|id| {
+                    gain_by_id
+                        .iter()
+                        .find(|(k, _)| k == id)
+                        .map_or(0.0, |(_, g)| *g)
+                })
+                .collect()
+        } else {
+            let lookup: FxHashMap<&IdKey<'_>, f64> =
+                gain_by_id.iter().map(|(k, g)| (k, *g)).collect();
+            ids.iter()
+                .map(|id| lookup.get(id).copied().unwrap_or(0.0))
+                .collect()
+        };
         let ideal: Vec<f64> = gain_by_id
             .iter()
             .map(|(_, g)| *g)

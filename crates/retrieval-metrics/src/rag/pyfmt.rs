@@ -59,6 +59,34 @@ pub fn float_repr(x: f64) -> String {
     format!("{sign}{body}")
 }
 
+/// `json.dumps(round(x, 6))`: the shortest repr of a value with at most 6 decimals, written
+/// straight from its integer millionths when it is in [1e-4, 1e9) (or zero), else via
+/// [`float_repr`].
+pub fn json_round6(x: f64) -> String {
+    let r = round6(x);
+    let a = r.abs();
+    if r == 0.0 || !(1e-4..1e9).contains(&a) {
+        return json_float(r);
+    }
+    // r is the double nearest to n / 10^6; that decimal (trailing zeros dropped) is its
+    // shortest round-trip spelling, since no shorter decimal lies as close.
+    let n = (a * 1e6).round() as u64;
+    let (int, frac) = (n / 1_000_000, n % 1_000_000);
+    let mut out = String::with_capacity(16);
+    if r < 0.0 {
+        out.push('-');
+    }
+    out.push_str(&int.to_string());
+    out.push('.');
+    if frac == 0 {
+        out.push('0');
+    } else {
+        let digits = format!("{frac:06}");
+        out.push_str(digits.trim_end_matches('0'));
+    }
+    out
+}
+
 /// `json.dumps` spelling of a float: `repr`, with `NaN`, `Infinity`, `-Infinity`.
 pub fn json_float(x: f64) -> String {
     if x.is_nan() {
@@ -260,6 +288,12 @@ mod tests {
         assert_eq!(round6(3.0 / 128.0), 0.023438);
         for i in 0..20000 {
             let x = (i as f64) / 7919.0 + 1e-3 / ((i % 13 + 1) as f64);
+            assert_eq!(json_round6(x), json_float(round6(x)), "{x}");
+            assert_eq!(
+                json_round6(x / 3000.0),
+                json_float(round6(x / 3000.0)),
+                "{x}"
+            );
             assert_eq!(round6(x), format!("{x:.6}").parse::<f64>().unwrap(), "{x}");
         }
         let mut s = String::new();

@@ -2,7 +2,7 @@
 //! (byte-equal to `json.dumps(indent=2, ensure_ascii=False)`), and per-case rows (the
 //! reference's `to_frame()` columns) as CSV or JSON Lines.
 
-use super::pyfmt::{fmt_g, json_float, json_str_into, repr_str, round6, shorten};
+use super::pyfmt::{fmt_g, json_float, json_round6, json_str_into, repr_str, shorten};
 use super::{Metric, SimilarityKind, Tally};
 use rayon::prelude::*;
 use routeval_core::Accumulator;
@@ -123,12 +123,12 @@ impl CaseResult {
             ("n_unique", self.n_unique.to_string()),
             ("n_relevant", self.n_relevant.to_string()),
             ("estimated", py_bool_json(self.estimated)),
-            ("score", json_float(round6(self.score()))),
+            ("score", json_round6(self.score())),
         ];
         let metrics: Vec<(String, String)> = self
             .metrics
             .iter()
-            .map(|(m, v)| (m.name().to_string(), json_float(round6(*v))))
+            .map(|(m, v)| (m.name().to_string(), json_round6(*v)))
             .collect();
         fields.push(("metrics", json_map(&metrics, ind + 2)));
         let excl: Vec<String> = self
@@ -566,7 +566,7 @@ impl RagReport {
         let metrics: Vec<(String, String)> = self
             .metrics
             .iter()
-            .map(|(m, v)| (m.name().to_string(), json_float(round6(*v))))
+            .map(|(m, v)| (m.name().to_string(), json_round6(*v)))
             .collect();
         let support: Vec<(String, String)> = self
             .support
