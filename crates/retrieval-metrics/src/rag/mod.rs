@@ -409,10 +409,15 @@ pub fn parse_cases<'a>(raw: &'a str, origin: &str) -> Result<Vec<PyValue<'a>>, R
 // ---------------------------------------------------------------------------------------
 // Similarity backends.
 
+/// A similarity backend for one case. `prepare` registers a text and returns a handle;
+/// `score_h` compares two handles exactly as `score` compares the texts (same call order, so
+/// the embedding backend's lazy calls are the reference's).
 trait Scorer {
     fn embeddings(&self) -> bool;
     fn score(&mut self, left: &str, right: &str) -> Result<f64, RagError>;
     fn weight(&mut self, sentence: &str) -> usize;
+    fn prepare(&mut self, text: &str) -> usize;
+    fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError>;
 }
 
 #[derive(Default)]
@@ -433,6 +438,7 @@ impl TokenCache {
 struct Lexical {
     interner: text::Interner,
     sets: FxHashMap<String, text::IdSet>,
+    slots: Vec<text::IdSet>,
 }
 
 impl Lexical {
@@ -444,6 +450,7 @@ impl Lexical {
             self.interner.clear();
         }
         self.sets.clear();
+        self.slots.clear();
     }
     fn ensure(&mut self, s: &str) {
         if !self.sets.contains_key(s) {
@@ -468,6 +475,19 @@ impl Scorer for Lexical {
     fn weight(&mut self, sentence: &str) -> usize {
         self.ensure(sentence);
         self.sets[sentence].len()
+    }
+    fn prepare(&mut self, text: &str) -> usize {
+        // An empty text tokenizes to the empty set, which scores 0 on either side, as
+        // `score`'s early return does.
+        let set = match self.sets.get(text) {
+            Some(set) => set.clone(),
+            None => self.interner.tokenize(text),
+        };
+        self.slots.push(set);
+        self.slots.len() - 1
+    }
+    fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError> {
+        Ok(text::coverage_ids(&self.slots[left], &self.slots[right]))
     }
 }
 
@@ -519,6 +539,7 @@ impl EmbedCache<'_> {
 struct Embedded<'c, 'e> {
     cache: &'c mut EmbedCache<'e>,
     tokens: TokenCache,
+    texts: Vec<String>,
 }
 
 impl Scorer for Embedded<'_, '_> {
@@ -538,6 +559,25 @@ impl Scorer for Embedded<'_, '_> {
     fn weight(&mut self, sentence: &str) -> usize {
         self.tokens.ensure(sentence);
         self.tokens.get(sentence).len()
+    }
+    fn prepare(&mut self, text: &str) -> usize {
+        self.texts.push(text.to_string());
+        self.texts.len() - 1
+    }
+    fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError> {
+        let (l, r) = (
+            std::mem::take(&mut self.texts[left]),
+            std::mem::take(&mut self.texts[right]),
+        );
+        let s = self.score(&l, &r);
+        // `left == right` took the text once; put back whichever is non-empty.
+        if left == right {
+            self.texts[left] = if l.is_empty() { r } else { l };
+        } else {
+            self.texts[left] = l;
+            self.texts[right] = r;
+        }
+        s
     }
 }
 
@@ -629,6 +669,7 @@ pub fn evaluate(
                 let mut scorer = Embedded {
                     cache: &mut cache,
                     tokens: TokenCache::default(),
+                    texts: Vec::new(),
                 };
                 ok.push(evaluate_one(c, i, k, t, &mut scorer)?);
             }
@@ -870,8 +911,10 @@ fn evaluate_one<S: Scorer>(
     } else {
         r.estimated = true;
         let mut gains = Vec::with_capacity(texts.len());
+        let qh = sim.prepare(&r.query);
         for text in &texts {
-            let s = sim.score(&r.query, text)?;
+            let th = sim.prepare(text);
+            let s = sim.score_h(qh, th)?;
             gains.push(if s >= t { 1.0 } else { 0.0 });
         }
         let ideal: Vec<f64> = gains.iter().copied().filter(|g| *g > 0.0).collect();
@@ -1048,11 +1091,13 @@ fn groundedness<S: Scorer>(
     }
     let mut supported = 0.0;
     let mut used: Vec<usize> = Vec::new();
+    let handles: Vec<usize> = passages.iter().map(|p| sim.prepare(p)).collect();
     for (si, sentence) in sentences.iter().enumerate() {
         let mut best: Option<usize> = None;
         let mut best_score = 0.0;
-        for (pi, p) in passages.iter().enumerate() {
-            let s = sim.score(sentence, p)?;
+        let sh = sim.prepare(sentence);
+        for (pi, &ph) in handles.iter().enumerate() {
+            let s = sim.score_h(sh, ph)?;
             if s > best_score {
                 best_score = s;
                 best = Some(pi);
