@@ -228,9 +228,8 @@ pub fn for_each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
         let word = &text[start..i];
         buf.clear();
         if ascii {
-            for &b in word.as_bytes() {
-                buf.push(b.to_ascii_lowercase() as char);
-            }
+            buf.push_str(word);
+            buf.make_ascii_lowercase();
             f(buf);
             continue;
         }
@@ -314,9 +313,15 @@ pub fn tokenize(text: &str) -> TokenSet {
 }
 
 /// Interns token strings as dense `u32` ids, so token sets compare as integer sets.
+///
+/// Tokens of up to 16 bytes (almost all) are keyed by their bytes packed into a `u128`
+/// (exact: a token never contains a NUL byte, so zero padding is unambiguous); longer ones by
+/// the string.
 #[derive(Debug, Default)]
 pub struct Interner {
+    small: rustc_hash::FxHashMap<u128, u32>,
     map: rustc_hash::FxHashMap<Box<str>, u32>,
+    next: u32,
     buf: String,
     scratch: Vec<(u32, bool)>,
 }
@@ -324,24 +329,39 @@ pub struct Interner {
 impl Interner {
     /// Forget every token (keeps the allocation).
     pub fn clear(&mut self) {
+        self.small.clear();
         self.map.clear();
+        self.next = 0;
     }
 
     /// Number of distinct tokens interned.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.next as usize
     }
 
     /// True when nothing is interned.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.next == 0
     }
 
     fn id(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
+        if b.len() <= 16 {
+            let mut k = [0u8; 16];
+            k[..b.len()].copy_from_slice(b);
+            let key = u128::from_le_bytes(k);
+            let next = self.next;
+            let id = *self.small.entry(key).or_insert(next);
+            if id == next {
+                self.next += 1;
+            }
+            return id;
+        }
         if let Some(&i) = self.map.get(s) {
             return i;
         }
-        let i = self.map.len() as u32;
+        let i = self.next;
+        self.next += 1;
         self.map.insert(s.into(), i);
         i
     }
