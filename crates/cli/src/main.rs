@@ -21,8 +21,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// RAG quality: rag-quality-check 0.1.0's retrieval and answer metrics, bit for bit
-    /// (`routeval rag -h` lists every metric).
+    /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
     Rag(rag::RagCmd),
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     Trec(trec::TrecArgs),

@@ -166,7 +166,7 @@ metrics:
         r#"
 definitions (k = cut-off; relevant = gain > 0; ranks after de-duplication):
   precision_at_k      |relevant in top k| / k (k even when fewer came back)
-  recall_at_k         |relevant in top k| / |relevant known|; labelled cases only
+  recall_at_k         |relevant in top k| / |relevant known| (labelled cases)
   mrr                 1 / rank of the first relevant in the top k, else 0 (cut
                       at k, unlike trec_eval's recip_rank)
   ndcg_at_k           sum g_i/log2(i+1) over the top k, divided by the same sum
