@@ -194,8 +194,10 @@ fn rag_cli_golden_cases() {
             n_embed += 1;
             let log = log_dir.path().join(format!("{name}.log"));
             let log_s = log.to_string_lossy().to_string();
-            let k = format!("--k={}", golden["input"]["k"]);
-            let t = format!("--threshold={}", golden["input"]["threshold"]);
+            // Python `str()` of the recorded values (as the generator's argv would spell them).
+            let input = py.get("input").unwrap();
+            let k = format!("--k={}", input.get("k").unwrap().py_str());
+            let t = format!("--threshold={}", input.get("threshold").unwrap().py_str());
             let cmd = toy_cmd(kind);
             let args = ["-", &k, &t, "--embed-cmd", &cmd, "--json"];
             let out = run(&args, stdin.as_bytes(), &[("TOY_EMBED_LOG", &log_s)]);

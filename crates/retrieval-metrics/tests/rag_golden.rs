@@ -4,7 +4,9 @@
 //! the exact embed call lists (toy embeddings), and the error message for `err_*` files.
 
 use ndarray::Array2;
-use routeval_retrieval_metrics::rag::{EmbedError, Embedder, Options, PyValue, evaluate, pyjson};
+use routeval_retrieval_metrics::rag::{
+    EmbedError, Embedder, Options, PyValue, evaluate_value, pyjson,
+};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -131,21 +133,17 @@ fn rag_golden_cases() {
         let raw = std::fs::read_to_string(f).unwrap();
         let golden: Value = serde_json::from_str(&raw).unwrap();
         // Cases are re-decoded with the Python-compatible reader (int vs float matters).
-        let input_text = serde_json::to_string(&golden["input"]["cases"]).unwrap();
-        let cases = match pyjson::parse(&input_text).unwrap() {
-            PyValue::List(v) => v,
-            other => panic!("{name}: cases not a list: {other:?}"),
-        };
         let py = pyjson::parse(&raw).unwrap();
         let input = py.get("input").unwrap();
+        let cases = input.get("cases").unwrap();
         let opts = Options::from_py(input.get("k").unwrap(), input.get("threshold").unwrap());
         let mut toy_embed = golden["input"]["embed"].as_str().map(|kind| Toy {
             kind: kind.to_string(),
             calls: Vec::new(),
         });
         let result = opts.and_then(|opts| match toy_embed.as_mut() {
-            Some(t) => evaluate(&cases, &opts, Some(t as &mut dyn Embedder)),
-            None => evaluate(&cases, &opts, None),
+            Some(t) => evaluate_value(cases, &opts, Some(t as &mut dyn Embedder)),
+            None => evaluate_value(cases, &opts, None),
         });
         let mut errs = Vec::new();
         match (&golden["expected_error"], result) {

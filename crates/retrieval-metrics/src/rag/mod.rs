@@ -618,6 +618,37 @@ struct Tally {
     answer_without_text: bool,
 }
 
+/// [`evaluate`] on a Python-typed `cases` value, with the reference's checks 5–6 of spec
+/// section 2: a single object is refused (`wrap it: evaluate([case])`), and anything but a
+/// list is `cases must be a list of case dicts, got <type>`.
+///
+/// # Errors
+/// Those two, then everything [`evaluate`] raises.
+pub fn evaluate_value(
+    cases: &PyValue<'_>,
+    opts: &Options,
+    embedder: Option<&mut dyn Embedder>,
+) -> Result<RagReport, RagError> {
+    // `evaluate` checks k and the threshold before the cases, as the reference does.
+    if opts.k < 1 {
+        return Err(RagError::KTooSmall(opts.k));
+    }
+    if !(0.0..=1.0).contains(&opts.threshold) {
+        return Err(RagError::Threshold(opts.threshold));
+    }
+    match cases {
+        PyValue::List(items) => evaluate(items, opts, embedder),
+        PyValue::Dict(_) => Err(RagError::Other(
+            "cases must be a list of case dicts, not a single dict - wrap it: evaluate([case])"
+                .into(),
+        )),
+        other => Err(RagError::Other(format!(
+            "cases must be a list of case dicts, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
 /// Score `cases` (each a JSON object) with rag-quality-check 0.1.0's rules.
 ///
 /// `embedder`: `None` for lexical overlap (parallel over cases), or an [`Embedder`] for
