@@ -24,6 +24,7 @@ enum Command {
     /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
     Rag(rag::RagCmd),
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
+    #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
 }
 

@@ -12,11 +12,7 @@ const PROGRESS_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Options of `routeval trec`; names and meanings follow trec_eval 10.0-rc3.
 #[derive(Debug, Args)]
-#[command(
-    about = "Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 (same numbers, same output)",
-    long_about = LONG_ABOUT,
-    after_long_help = measures_help(),
-)]
+#[command(after_long_help = measures_help())]
 pub(crate) struct TrecArgs {
     /// Relevance judgments: lines `qid iter docno rel` (rel an integer; -1 = pooled but unjudged).
     pub(crate) qrels: PathBuf,
@@ -86,7 +82,8 @@ pub(crate) struct TrecArgs {
     pub(crate) output: Option<PathBuf>,
 }
 
-const LONG_ABOUT: &str = "\
+/// `routeval trec --help` description.
+pub(crate) const LONG_ABOUT: &str = "\
 Evaluate a TREC run against qrels, exactly as trec_eval 10.0-rc3 does: same measures, same \
 ranking (score descending, ties broken by docno descending; the rank column is ignored), same \
 options, same output byte for byte (`%-22s\\t%s\\t%6.4f`), much faster.
@@ -137,18 +134,24 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_message(format!("reading {name}"));
-    let mut buf = Vec::with_capacity(size as usize + 1);
-    let mut chunk = vec![0u8; 8 << 20];
+    // Read straight into the destination buffer, 8 MB at a time, advancing the bar.
+    let mut buf = vec![0u8; size as usize];
+    let mut filled = 0usize;
     loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() + (8 << 20), 0);
+        }
+        let end = (filled + (8 << 20)).min(buf.len());
         let n = f
-            .read(&mut chunk)
+            .read(&mut buf[filled..end])
             .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
         if n == 0 {
             break;
         }
-        buf.extend_from_slice(&chunk[..n]);
+        filled += n;
         bar.inc(n as u64);
     }
+    buf.truncate(filled);
     bar.finish_and_clear();
     Ok(buf)
 }

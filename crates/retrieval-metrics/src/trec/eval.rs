@@ -230,6 +230,13 @@ struct Doc<'a> {
 
 /// [`super::rank::rank_by_score`] on precomputed keys: key descending, then docno descending.
 fn rank_docs(docs: &mut [Doc]) {
+    // Runs are usually written in rank order already: check first (linear), sort otherwise.
+    if docs
+        .windows(2)
+        .all(|w| w[0].key > w[1].key || (w[0].key == w[1].key && w[0].docno > w[1].docno))
+    {
+        return;
+    }
     docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
     let mut i = 0;
     while i < docs.len() {
@@ -760,4 +767,42 @@ pub fn evaluate_bytes(
         run_source,
         &Locator::Bytes(run),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trec::rank::trec_order;
+
+    #[test]
+    fn rank_docs_matches_trec_order_sorted_or_not() {
+        let names: Vec<String> = (0..40).map(|i| format!("d{}", i % 17)).collect();
+        let scores: Vec<f64> = (0..40).map(|i| ((i * 7) % 5) as f64 * 0.5 - 1.0).collect();
+        let mut uniq: Vec<(f64, &[u8])> = Vec::new();
+        for (n, s) in names.iter().zip(&scores) {
+            if !uniq.iter().any(|u| u.1 == n.as_bytes()) {
+                uniq.push((*s, n.as_bytes()));
+            }
+        }
+        let mut want = uniq.clone();
+        want.sort_by(|a, b| trec_order(a.0, a.1, b.0, b.1));
+        for input in [
+            uniq.clone(),
+            want.clone(),
+            want.iter().rev().copied().collect(),
+        ] {
+            let mut docs: Vec<Doc> = input
+                .iter()
+                .map(|(s, d)| Doc {
+                    key: score_key(*s),
+                    docno: d,
+                    pos: 0,
+                })
+                .collect();
+            rank_docs(&mut docs);
+            let got: Vec<&[u8]> = docs.iter().map(|d| d.docno).collect();
+            let exp: Vec<&[u8]> = want.iter().map(|d| d.1).collect();
+            assert_eq!(got, exp);
+        }
+    }
 }

@@ -28,7 +28,7 @@ fn c_long(x: f64) -> i64 {
 }
 
 fn line(out: &mut Vec<u8>, name: &str, qid: &[u8], value: &[u8]) {
-    out.extend_from_slice(format!("{name:<22}\t").as_bytes());
+    let _ = write!(out, "{name:<22}\t");
     out.extend_from_slice(qid);
     out.push(b'\t');
     out.extend_from_slice(value);

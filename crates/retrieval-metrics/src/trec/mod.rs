@@ -13,7 +13,7 @@
 //! * [`measures`]: one documented function per measure, with its definition and source file.
 //! * [`spec`]: the measure table, nicknames and `-m name.params` parsing ([`MeasureSet`]).
 //! * [`eval`]: the evaluation loop, `-c` handling and the mergeable [`TrecAccumulator`].
-//! * [`format`]: trec_eval's text output and the JSON form.
+//! * [`format`](mod@format): trec_eval's text output and the JSON form.
 //!
 //! ```
 //! use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};

@@ -1,0 +1,177 @@
+//! Library-level trec tests: conformance on trec_eval's test collection (via
+//! `$ROUTEVAL_SHARED`), both evaluation paths, interleaved runs, the mergeable accumulator, and
+//! the ranking order.
+
+use proptest::prelude::*;
+use routeval_core::Accumulator;
+use routeval_retrieval_metrics::trec::{
+    self, EvalOptions, MeasureSet, Qrels, Run, TrecAccumulator, rank_by_score, trec_order,
+};
+use std::path::PathBuf;
+
+fn shared(test: &str) -> Option<PathBuf> {
+    match std::env::var("ROUTEVAL_SHARED") {
+        Ok(d) => {
+            let d = PathBuf::from(d).join("thirdparty/trec_eval");
+            for f in [
+                "qrels.test",
+                "results.test",
+                "out.test",
+                "out.test.a",
+                "out.test.aq",
+            ] {
+                assert!(
+                    d.join(f).is_file(),
+                    "{test}: missing {}",
+                    d.join(f).display()
+                );
+            }
+            Some(d)
+        }
+        Err(_) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{test} needs ROUTEVAL_SHARED (CI=true: a skip is a failure)"
+            );
+            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
+            None
+        }
+    }
+}
+
+fn all_trec(per_query: bool) -> EvalOptions {
+    EvalOptions {
+        measures: MeasureSet::all_trec(),
+        per_query,
+        ..EvalOptions::default()
+    }
+}
+
+#[test]
+fn library_conformance_both_paths() {
+    let Some(d) = shared("library_conformance_both_paths") else {
+        return;
+    };
+    let qrels =
+        Qrels::from_bytes(&std::fs::read(d.join("qrels.test")).unwrap(), "qrels.test").unwrap();
+    let run_bytes = std::fs::read(d.join("results.test")).unwrap();
+    for (opts, file, q) in [
+        (EvalOptions::default(), "out.test", false),
+        (all_trec(false), "out.test.a", false),
+        (all_trec(true), "out.test.aq", true),
+    ] {
+        let want = std::fs::read(d.join(file)).unwrap();
+        let ev =
+            trec::evaluate_bytes(&qrels, &run_bytes, "results.test", &opts, "qrels.test").unwrap();
+        assert!(
+            trec::format::render_text(&ev, q, true) == want,
+            "evaluate_bytes vs {file}"
+        );
+        let run = Run::from_bytes(&run_bytes, "results.test").unwrap();
+        let ev2 = trec::evaluate_run(&qrels, &run, &opts, "qrels.test").unwrap();
+        assert_eq!(ev, ev2, "evaluate_run agrees with evaluate_bytes");
+    }
+}
+
+/// Lines of a run shuffled (queries interleaved, split across parse chunks) evaluate the same.
+#[test]
+fn interleaved_run_equals_grouped_run() {
+    let mut q = String::new();
+    let mut lines = Vec::new();
+    for qi in 0..300 {
+        for d in 0..40 {
+            if (qi * 7 + d * 3usize).is_multiple_of(5) {
+                q.push_str(&format!("q{qi} 0 d{d} {}\n", (qi + d) % 3));
+            }
+        }
+        for d in 0..60 {
+            lines.push(format!(
+                "q{qi} Q0 d{d} {d} {} tag\n",
+                ((qi * 31 + d * 17) % 23) as f64 / 4.0
+            ));
+        }
+    }
+    let qrels = Qrels::from_bytes(q.as_bytes(), "q").unwrap();
+    let grouped: String = lines.concat();
+    // Deterministic shuffle.
+    let mut shuffled = lines.clone();
+    let mut s = 12345u64;
+    for i in (1..shuffled.len()).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        shuffled.swap(i, (s >> 33) as usize % (i + 1));
+    }
+    // Make it big enough for several parse chunks.
+    let pad =
+        "# padding comment line to push the run over one megabyte............\n".repeat(16_000);
+    let shuffled = format!("{pad}{}", shuffled.concat());
+    let opts = all_trec(true);
+    let a = trec::evaluate_bytes(&qrels, grouped.as_bytes(), "g", &opts, "q").unwrap();
+    let b = trec::evaluate_bytes(&qrels, shuffled.as_bytes(), "s", &opts, "q").unwrap();
+    assert_eq!(a.summary, b.summary);
+    assert_eq!(a.queries, b.queries);
+    assert_eq!(a.queries.len(), 300);
+}
+
+/// Shards of per-query values merged = one pass: counts exact, sums within 1e-12 relative.
+#[test]
+fn accumulator_shards_merge_to_one_pass() {
+    let mut q = String::new();
+    let mut r = String::new();
+    for qi in 0..200 {
+        for d in 0..30 {
+            q.push_str(&format!("q{qi} 0 d{d} {}\n", (qi * d) % 4));
+            r.push_str(&format!(
+                "q{qi} Q0 d{} {d} {} t\n",
+                (d * 7 + qi) % 45,
+                (d * 13 % 11) as f64
+            ));
+        }
+    }
+    let qrels = Qrels::from_bytes(q.as_bytes(), "q").unwrap();
+    let opts = all_trec(true);
+    let ev = trec::evaluate_bytes(&qrels, r.as_bytes(), "r", &opts, "q").unwrap();
+    let mut one = TrecAccumulator::default();
+    ev.queries.iter().for_each(|x| one.add(&x.values));
+    for parts in [2usize, 3, 7, 200] {
+        let shards: Vec<TrecAccumulator> = ev
+            .queries
+            .chunks(ev.queries.len().div_ceil(parts))
+            .map(|c| {
+                let mut a = TrecAccumulator::default();
+                c.iter().for_each(|x| a.add(&x.values));
+                a
+            })
+            .collect();
+        let merged = TrecAccumulator::merge_all(shards.into_iter().rev());
+        assert_eq!(merged.num_queries, one.num_queries);
+        for (a, b) in merged.sums.iter().zip(&one.sums) {
+            assert!(
+                (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0),
+                "{a} vs {b}"
+            );
+        }
+        let (n, fin) = merged.finish(&opts.measures, false, qrels.len());
+        assert_eq!(n, 200);
+        for (a, b) in fin.iter().zip(&ev.summary) {
+            assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0));
+        }
+    }
+    // The parity path is the sequential one: bit-identical to the evaluation's summary.
+    assert_eq!(one.finish(&opts.measures, false, qrels.len()).1, ev.summary);
+}
+
+proptest! {
+    /// `rank_by_score` sorts exactly as trec_eval's comparator.
+    #[test]
+    fn rank_by_score_is_trec_order(docs in proptest::collection::vec(("[a-d]{1,3}", -3i32..3), 0..60)) {
+        let mut a: Vec<(String, f64)> = docs.iter().map(|(d, s)| (d.clone(), *s as f64 * 0.5)).collect();
+        let mut b = a.clone();
+        rank_by_score(&mut a);
+        b.sort_by(|x, y| trec_order(x.1, x.0.as_bytes(), y.1, y.0.as_bytes()));
+        let ka: Vec<(f64, &str)> = a.iter().map(|x| (x.1, x.0.as_str())).collect();
+        let kb: Vec<(f64, &str)> = b.iter().map(|x| (x.1, x.0.as_str())).collect();
+        prop_assert_eq!(ka, kb);
+    }
+}
