@@ -501,11 +501,13 @@ fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
 /// `--qrels QRELS --run RUN`: the TREC files as cases, scored with rag-quality-check's rules.
 fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, String> {
     use routeval_retrieval_metrics::trec::{Qrels, Run};
+    // Our own input (no reference message to match): the shared conventions apply.
     let read = |p: &str| -> Result<Vec<u8>, String> {
-        if !Path::new(p).is_file() {
-            return Err(format!("{} does not exist", pyfmt::repr_str(p)));
-        }
-        std::fs::read(p).map_err(|e| os_error(&e, p))
+        let mut reader = common::open_input(Path::new(p)).map_err(|f| f.message)?;
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut buf)
+            .map_err(|e| format!("{}: cannot read: {e}", common::display_name(Path::new(p))))?;
+        Ok(buf)
     };
     let q = Qrels::from_bytes(&read(qrels)?, qrels).map_err(|e| e.to_string())?;
     let r = Run::from_bytes(&read(run)?, run).map_err(|e| e.to_string())?;
