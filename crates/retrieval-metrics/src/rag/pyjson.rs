@@ -150,6 +150,10 @@ pub enum JsonError {
         "Exceeds the limit (4300 digits) for integer string conversion: value has {0} digits; use sys.set_int_max_str_digits() to increase the limit"
     )]
     IntTooLong(usize),
+    /// Containers nested deeper than [`MAX_DEPTH`] (CPython raises `RecursionError`; here it
+    /// is an error instead of a stack overflow).
+    #[error("maximum recursion depth exceeded while decoding a JSON {0} from a unicode string")]
+    TooDeep(&'static str),
 }
 
 impl JsonError {
@@ -159,6 +163,9 @@ impl JsonError {
     }
 }
 
+/// Deepest container nesting accepted (CPython's default recursion limit is 1000).
+pub const MAX_DEPTH: usize = 1000;
+
 /// Decode `text` like CPython 3.11's `json.loads(text)`.
 ///
 /// Errors carry `json.JSONDecodeError`'s message, with line, column and character offset
@@ -167,6 +174,7 @@ pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
+        depth: 0,
     };
     if text.starts_with('\u{feff}') {
         return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
@@ -191,6 +199,7 @@ pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result
     let mut p = Parser {
         s: text.as_bytes(),
         text,
+        depth: 0,
     };
     if text.starts_with('\u{feff}') {
         return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
@@ -228,6 +237,7 @@ pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
+    depth: usize,
 }
 
 enum Scan {
@@ -282,8 +292,20 @@ impl<'a> Parser<'a> {
                 let (st, end) = self.string(idx + 1)?;
                 Ok((PyValue::Str(st), end))
             }
-            b'{' => self.object(idx + 1),
-            b'[' => self.array(idx + 1),
+            b'{' | b'[' => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    let kind = if s[idx] == b'{' { "object" } else { "array" };
+                    return Err(Scan::Err(JsonError::TooDeep(kind)));
+                }
+                let r = if s[idx] == b'{' {
+                    self.object(idx + 1)
+                } else {
+                    self.array(idx + 1)
+                };
+                self.depth -= 1;
+                r
+            }
             b'n' if rest.starts_with(b"null") => Ok((PyValue::Null, idx + 4)),
             b't' if rest.starts_with(b"true") => Ok((PyValue::Bool(true), idx + 4)),
             b'f' if rest.starts_with(b"false") => Ok((PyValue::Bool(false), idx + 5)),
@@ -593,5 +615,7 @@ mod tests {
             "[nan, -inf, 1.0, 12345678901234567890123, {'a': 2}]"
         );
         assert_eq!(split_lines("a\r\nb\rc\n"), vec!["a", "b", "c"]);
+        let deep = "[".repeat(100_000);
+        assert!(matches!(parse(&deep), Err(JsonError::TooDeep("array"))));
     }
 }
