@@ -6,6 +6,7 @@
 mod common;
 mod crb;
 mod gqr;
+mod rag;
 mod trec;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
+    Rag(rag::RagCmd),
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
@@ -34,6 +37,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: common::CmdResult = match cli.command {
+        Command::Rag(c) => rag::run(c),
         Command::Trec(args) => trec::run(args),
         Command::Gqr(args) => gqr::run(args),
         Command::Crb(a) => crb::run(a),

@@ -9,4 +9,5 @@
 //!
 //! Readers take `std::io::Read`ers or bytes, never paths. Pure otherwise.
 
+pub mod rag;
 pub mod trec;

@@ -1,0 +1,636 @@
+//! `routeval rag`: rag-quality-check 0.1.0's CLI, byte for byte (program name aside), plus
+//! `--strict`, per-case rows (`--format csv|jsonl`) and embeddings (`--embed-url`,
+//! `--embed-cmd`).
+//!
+//! Exit statuses follow the reference: 0 on success even when cases failed, 1 with
+//! `routeval rag: error: …` on an input error, 2 with an argparse-style usage message on bad
+//! arguments; `--strict` exits 3 when any case failed.
+
+mod embed;
+
+use clap::Parser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use routeval_retrieval_metrics::rag::{
+    Embedder, Metric, Options, PyValue, RagError, RagReport, RagRun, evaluate, parse_cases,
+    py_float_str, py_int_str, pyfmt, pyjson,
+};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::{self, CmdResult};
+
+/// Program name printed in messages and in the summary header.
+const PROG: &str = "routeval rag";
+
+/// Arguments of `routeval rag` (parsed by [`run`] with argparse-compatible messages).
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true)]
+pub(crate) struct RagCmd {
+    /// CASES [--k N] [--threshold X] [--json] [--output PATH] [--weakest N] [--format csv|jsonl]
+    /// [--strict] [--embed-url URL --embed-model NAME | --embed-cmd CMD] (see `routeval rag -h`)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    args: Vec<OsString>,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    infer_long_args = true,
+    args_override_self = true
+)]
+struct RagArgs {
+    #[arg(value_name = "CASES")]
+    cases: Option<String>,
+    #[arg(long = "k", allow_negative_numbers = true)]
+    k: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    threshold: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    weakest: Option<String>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, short = 'o')]
+    output: Option<String>,
+    #[arg(long)]
+    format: Option<String>,
+    #[arg(long)]
+    strict: bool,
+    #[arg(long = "embed-url")]
+    embed_url: Option<String>,
+    #[arg(long = "embed-model")]
+    embed_model: Option<String>,
+    #[arg(long = "embed-key-env")]
+    embed_key_env: Option<String>,
+    #[arg(long = "embed-cmd")]
+    embed_cmd: Option<String>,
+    #[arg(long = "embed-batch")]
+    embed_batch: Option<String>,
+    #[arg(long = "embed-timeout")]
+    embed_timeout: Option<String>,
+    #[arg(long = "embed-retries")]
+    embed_retries: Option<String>,
+    #[arg(long = "embed-backoff-ms")]
+    embed_backoff_ms: Option<String>,
+    #[arg(long)]
+    qrels: Option<String>,
+    #[arg(long)]
+    run: Option<String>,
+    #[arg(short = 'h', long = "help")]
+    help: bool,
+    #[arg(long)]
+    version: bool,
+}
+
+/// The usage block printed before an argument error: rag-quality-check's own (argparse, 80
+/// columns) with the program name read as `routeval rag`, continuation lines kept at the
+/// reference's indentation so the bytes equal the reference's output after that renaming.
+/// `--help` shows every option.
+const USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [--weakest N]
+                         [--json] [--output PATH] [--version]
+                         CASES
+";
+
+/// The full usage shown by `--help`.
+const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOLD] [--weakest N]
+                    [--json] [--output PATH] [--format {csv,jsonl}] [--strict]
+                    [--embed-url URL] [--embed-model NAME] [--embed-key-env VAR]
+                    [--embed-cmd CMD] [--embed-batch N] [--embed-timeout SECS]
+                    [--embed-retries N] [--embed-backoff-ms MS]
+                    [--qrels QRELS --run RUN] [--version]
+                    CASES
+";
+
+fn help_text() -> String {
+    let mut s = String::from(HELP_USAGE);
+    s.push_str(
+        r#"
+Measure whether a retrieval system is actually retrieving the right things.
+
+CASES is a .json file holding a list of case objects, a .jsonl file holding one
+case object per line, or "-" to read either form from standard input. Each case
+is {"query": ..., "retrieved": [...]} plus the optional "relevant", "answer" and
+"ground_truth" keys. Numbers match rag-quality-check 0.1.0 exactly.
+
+positional arguments:
+  CASES                 .json or .jsonl file of evaluation cases, or "-" for
+                        stdin
+
+options:
+  -h, --help            show this help message and exit
+  --k K                 cut-off for the retrieval metrics (default: 5)
+  --threshold THRESHOLD
+                        similarity at which two texts count as a match
+                        (default: 0.5)
+  --weakest N           show the N worst cases in full under the summary
+                        (default: 3, 0 for none)
+  --json                print the full report as JSON instead of the summary
+  --output PATH, -o PATH
+                        write the report here (.json for to_dict(), otherwise
+                        the summary text; with --format, the rows)
+  --format {csv,jsonl}  print one row per case (index, query, counts, score,
+                        every metric, failures) instead of the summary
+  --strict              exit 3 when any case failed (a CI quality gate)
+  --embed-url URL       score similarity by cosine of embeddings from an
+                        OpenAI-compatible /v1/embeddings endpoint
+  --embed-model NAME    model name sent to --embed-url
+  --embed-key-env VAR   environment variable holding the API key (default:
+                        OPENAI_API_KEY; sent as a Bearer token, never printed)
+  --embed-cmd CMD       score similarity by cosine of embeddings from a command:
+                        it reads one JSON array of texts per line on stdin and
+                        answers one JSON array of vectors per line
+  --embed-batch N       texts per HTTP request (default: 256)
+  --embed-timeout SECS  seconds to wait for one embedding reply (default: 60)
+  --embed-retries N     retries on HTTP 429/5xx or a dropped connection, with
+                        exponential backoff (default: 5)
+  --embed-backoff-ms MS
+                        first backoff in milliseconds, doubled per retry
+                        (default: 500)
+  --qrels QRELS         TREC qrels; with --run, score the run's queries that
+                        have judgments instead of CASES (rag-quality-check's
+                        definitions; documents ranked by score with trec_eval's
+                        tie-break; judgments are graded gains)
+  --run RUN             TREC run (qid Q0 docno rank score tag), with --qrels
+  --version             show program's version number and exit
+
+metrics:
+"#,
+    );
+    for m in Metric::ALL {
+        s.push_str(&format!("  {:<19} {}\n", m.name(), m.help()));
+    }
+    s.push_str(
+        r#"
+definitions (k = cut-off; relevant = gain > 0; ranks after de-duplication):
+  precision_at_k      |relevant in top k| / k (k even when fewer came back)
+  recall_at_k         |relevant in top k| / |relevant known| (labelled cases)
+  mrr                 1 / rank of the first relevant in the top k, else 0 (cut
+                      at k, unlike trec_eval's recip_rank)
+  ndcg_at_k           sum g_i/log2(i+1) over the top k, divided by the same sum
+                      over all known gains sorted descending; linear gains
+  hit_rate            1 if any of the top k is relevant, else 0
+  groundedness        content-word-weighted share of answer sentences whose best
+                      passage scores >= threshold
+  citation_coverage   passages that best support some sentence / passages with
+                      text
+  answer_relevance    similarity(query, answer); a failure only under embeddings
+  answer_correctness  similarity(ground_truth, answer)
+
+examples:
+  routeval rag cases.json
+  routeval rag cases.jsonl --k 3 --threshold 0.4
+  routeval rag cases.json --json > report.json
+  cat cases.json | routeval rag - --weakest 10
+  routeval rag cases.json --format csv -o rows.csv
+  routeval rag cases.json --strict --embed-cmd "python3 my_embed.py"
+  routeval rag --qrels qrels.txt --run run.txt --k 10
+"#,
+    );
+    s
+}
+
+/// The reference's `OSError` text: `[Errno 2] No such file or directory: 'x/y.json'`.
+fn os_error(e: &std::io::Error, path: &str) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let full = e.to_string();
+            let desc = full
+                .strip_suffix(&format!(" (os error {code})"))
+                .unwrap_or(&full)
+                .to_string();
+            format!("[Errno {code}] {desc}: {}", pyfmt::repr_str(path))
+        }
+        None => format!("{e}: {}", pyfmt::repr_str(path)),
+    }
+}
+
+/// argparse-style usage error: usage, then `routeval rag: error: MSG`, exit 2.
+fn usage_error(msg: &str) -> CmdResult {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{USAGE}{PROG}: error: {msg}");
+    Ok(2)
+}
+
+/// Input/evaluation error: `routeval rag: error: MSG`, exit 1 (the reference's status).
+fn input_error(msg: &str) -> CmdResult {
+    let _ = writeln!(std::io::stderr().lock(), "{PROG}: error: {msg}");
+    Ok(1)
+}
+
+fn value_of(v: Option<&ContextValue>) -> String {
+    match v {
+        Some(ContextValue::String(s)) => s.clone(),
+        Some(ContextValue::Strings(s)) => s.join(" "),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// Map a clap parse error onto argparse's wording.
+fn argparse_message(e: &clap::Error) -> String {
+    let arg = value_of(e.get(ContextKind::InvalidArg));
+    let arg = arg.split(' ').next().unwrap_or("").to_string();
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            format!(
+                "unrecognized arguments: {}",
+                value_of(e.get(ContextKind::InvalidArg))
+            )
+        }
+        ErrorKind::MissingRequiredArgument => {
+            "the following arguments are required: CASES".to_string()
+        }
+        ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues | ErrorKind::TooFewValues => {
+            format!("argument {arg}: expected one argument")
+        }
+        ErrorKind::TooManyValues => {
+            format!(
+                "unrecognized arguments: {}",
+                value_of(e.get(ContextKind::InvalidValue))
+            )
+        }
+        _ => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string(),
+    }
+}
+
+/// The output format chosen with `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowFormat {
+    Csv,
+    Jsonl,
+}
+
+/// Run `routeval rag`.
+pub(crate) fn run(cmd: RagCmd) -> CmdResult {
+    let argv: Vec<String> = cmd
+        .args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let args = match RagArgs::try_parse_from(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            // `-h` wins over other problems, as with argparse when it comes first.
+            if argv.iter().any(|a| a == "-h" || a == "--help") {
+                print!("{}", help_text());
+                return Ok(0);
+            }
+            return usage_error(&argparse_message(&e));
+        }
+    };
+    if args.help {
+        print!("{}", help_text());
+        return Ok(0);
+    }
+    if args.version {
+        println!("{PROG} {}", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
+    let k = match &args.k {
+        None => 5,
+        Some(s) => match py_int_str(s) {
+            Some(v) => v,
+            None => {
+                return usage_error(&format!(
+                    "argument --k: invalid int value: {}",
+                    pyfmt::repr_str(s)
+                ));
+            }
+        },
+    };
+    let threshold = match &args.threshold {
+        None => 0.5,
+        Some(s) => match py_float_str(s) {
+            Some(v) => v,
+            None => {
+                return usage_error(&format!(
+                    "argument --threshold: invalid float value: {}",
+                    pyfmt::repr_str(s)
+                ));
+            }
+        },
+    };
+    let weakest = match &args.weakest {
+        None => 3,
+        Some(s) => match py_int_str(s) {
+            Some(v) => v,
+            None => {
+                return usage_error(&format!(
+                    "argument --weakest: invalid int value: {}",
+                    pyfmt::repr_str(s)
+                ));
+            }
+        },
+    };
+    let format = match args.format.as_deref() {
+        None => None,
+        Some("csv") => Some(RowFormat::Csv),
+        Some("jsonl") => Some(RowFormat::Jsonl),
+        Some(other) => {
+            return usage_error(&format!(
+                "argument --format: invalid choice: {} (choose from 'csv', 'jsonl')",
+                pyfmt::repr_str(other)
+            ));
+        }
+    };
+    let parse_num = |name: &str, v: &Option<String>, default: u64| -> Result<u64, String> {
+        match v {
+            None => Ok(default),
+            Some(s) => match py_int_str(s) {
+                Some(n) if n >= 0 => Ok(n as u64),
+                _ => Err(format!(
+                    "argument --{name}: invalid int value: {}",
+                    pyfmt::repr_str(s)
+                )),
+            },
+        }
+    };
+    let (batch, timeout, retries, backoff) = match (
+        parse_num("embed-batch", &args.embed_batch, 256),
+        match &args.embed_timeout {
+            None => Ok(60.0),
+            Some(s) => match py_float_str(s) {
+                Some(v) if v > 0.0 && v.is_finite() => Ok(v),
+                _ => Err(format!(
+                    "argument --embed-timeout: invalid float value: {}",
+                    pyfmt::repr_str(s)
+                )),
+            },
+        },
+        parse_num("embed-retries", &args.embed_retries, 5),
+        parse_num("embed-backoff-ms", &args.embed_backoff_ms, 500),
+    ) {
+        (Ok(b), Ok(t), Ok(r), Ok(bo)) => (b, t, r, bo),
+        (Err(m), ..) | (_, Err(m), ..) | (_, _, Err(m), _) | (.., Err(m)) => {
+            return usage_error(&m);
+        }
+    };
+    let trec_files = match (&args.qrels, &args.run) {
+        (Some(q), Some(r)) => Some((q.clone(), r.clone())),
+        (None, None) => None,
+        _ => return usage_error("--qrels and --run go together"),
+    };
+    if trec_files.is_some() && args.cases.is_some() {
+        return usage_error("argument CASES: not allowed with --qrels/--run");
+    }
+    if trec_files.is_some() && (args.embed_url.is_some() || args.embed_cmd.is_some()) {
+        return usage_error("--qrels/--run score ids only: embeddings do not apply");
+    }
+    let target = match (&args.cases, &trec_files) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => String::new(),
+        (None, None) => return usage_error("the following arguments are required: CASES"),
+    };
+    if args.embed_url.is_some() && args.embed_cmd.is_some() {
+        return usage_error("argument --embed-cmd: not allowed with argument --embed-url");
+    }
+    if args.embed_url.is_some() != args.embed_model.is_some() {
+        return usage_error("--embed-url and --embed-model go together");
+    }
+
+    if let Some((qrels, run)) = &trec_files {
+        let opts = Options { k, threshold };
+        let report = match trec_report(qrels, run, &opts) {
+            Ok(r) => r,
+            Err(msg) => return input_error(&msg),
+        };
+        if let Err(msg) = write_outputs(&report, &args, format, weakest) {
+            return input_error(&msg);
+        }
+        if args.strict && !report.ok() {
+            return Ok(common::EXIT_STRICT);
+        }
+        return Ok(common::EXIT_OK);
+    }
+
+    // Read the input (parsed below: streamed when lexical, whole when embedding).
+    let (bytes, origin) = match read_bytes(&target) {
+        Ok(x) => x,
+        Err(msg) => return input_error(&msg),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+
+    // The embedding backend, if any.
+    let timeout = Duration::from_secs_f64(timeout);
+    let mut embedder: Option<Box<dyn Embedder>> = None;
+    if let Some(c) = &args.embed_cmd {
+        embedder = Some(Box::new(embed::CmdEmbedder::new(c.clone(), timeout)));
+    }
+    if let (Some(url), Some(model)) = (&args.embed_url, &args.embed_model) {
+        #[cfg(feature = "embed-http")]
+        {
+            let var = args.embed_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+            let key = std::env::var(var).ok().filter(|k| !k.is_empty());
+            embedder = Some(Box::new(embed::HttpEmbedder::new(embed::HttpConfig {
+                url: url.clone(),
+                model: model.clone(),
+                key,
+                batch: batch as usize,
+                timeout,
+                retries: retries as u32,
+                backoff: Duration::from_millis(backoff),
+            })));
+        }
+        #[cfg(not(feature = "embed-http"))]
+        {
+            let _ = (url, model, batch, retries, backoff);
+            return input_error("--embed-url needs routeval built with the `embed-http` feature");
+        }
+    }
+    #[cfg(not(feature = "embed-http"))]
+    let _ = (batch, retries, backoff);
+
+    let opts = Options { k, threshold };
+    let streamed = if embedder.is_none() {
+        stream_evaluate(&text, &origin, &opts)
+    } else {
+        None
+    };
+    let result = match streamed {
+        Some(r) => r,
+        None => parse_cases(&text, &origin).and_then(|cases| match embedder.as_mut() {
+            Some(e) => evaluate(&cases, &opts, Some(e.as_mut() as &mut dyn Embedder)),
+            None => evaluate(&cases, &opts, None),
+        }),
+    };
+    drop(bytes);
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return input_error(&e.to_string()),
+    };
+    drop(embedder);
+
+    // Outputs, in the reference's order: the file first, then stdout.
+    if let Err(msg) = write_outputs(&report, &args, format, weakest) {
+        return input_error(&msg);
+    }
+    if args.strict && !report.ok() {
+        return Ok(common::EXIT_STRICT);
+    }
+    Ok(common::EXIT_OK)
+}
+
+/// Read `target` (`-` = stdin) as the reference does: a missing path or a directory is
+/// `'PATH' does not exist`; other IO errors are spelled like Python's `OSError`.
+fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
+    if target == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
+            .map_err(|e| os_error(&e, "<stdin>"))?;
+        return Ok((buf, "standard input".to_string()));
+    }
+    let path = Path::new(target);
+    if !path.is_file() {
+        return Err(format!("{} does not exist", pyfmt::repr_str(target)));
+    }
+    Ok((
+        std::fs::read(path).map_err(|e| os_error(&e, target))?,
+        target.to_string(),
+    ))
+}
+
+/// `--qrels QRELS --run RUN`: the TREC files as cases, scored with rag-quality-check's rules.
+fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, String> {
+    use routeval_retrieval_metrics::trec::{Qrels, Run};
+    // Our own input (no reference message to match): the shared conventions apply.
+    let read = |p: &str| -> Result<Vec<u8>, String> {
+        let mut reader = common::open_input(Path::new(p)).map_err(|f| f.message)?;
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut buf)
+            .map_err(|e| format!("{}: cannot read: {e}", common::display_name(Path::new(p))))?;
+        Ok(buf)
+    };
+    let q = Qrels::from_bytes(&read(qrels)?, qrels).map_err(|e| e.to_string())?;
+    let r = Run::from_bytes(&read(run)?, run).map_err(|e| e.to_string())?;
+    let cases = routeval_retrieval_metrics::rag::cases_from_trec(&q, &r);
+    evaluate(&cases, opts, None).map_err(|e| e.to_string())
+}
+
+/// Cases per parallel batch on the streaming path.
+const BATCH: usize = 512;
+
+/// The lexical path for a top-level JSON array: parse and score it batch by batch, so the
+/// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array;
+/// the caller then reads it the reference's way (JSON value, else JSON Lines) and gets the
+/// same errors it would.
+fn stream_evaluate(
+    text: &str,
+    origin: &str,
+    opts: &Options,
+) -> Option<Result<RagReport, RagError>> {
+    let stripped = text.trim_matches(routeval_retrieval_metrics::rag::text::is_space);
+    if !stripped.starts_with('[') {
+        return None;
+    }
+    let mut run = RagRun::new(opts);
+    // Parse on one thread while the previous batch is scored on rayon's pool.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<PyValue>>(1);
+    let parsed = std::thread::scope(|scope| {
+        let parser = scope.spawn(move || {
+            let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
+            let mut not_object: Option<usize> = None;
+            let mut index = 0usize;
+            let parsed = pyjson::stream_array(stripped, |v| {
+                if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
+                    not_object = Some(index);
+                }
+                index += 1;
+                if not_object.is_none() {
+                    batch.push(v);
+                    if batch.len() == BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        // The receiver only goes away once parsing is over.
+                        let _ = tx.send(full);
+                    }
+                }
+            });
+            if not_object.is_none() && !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            (parsed, not_object)
+        });
+        for batch in rx.iter() {
+            if let Ok(run) = run.as_mut() {
+                run.push(&batch);
+            }
+        }
+        parser.join()
+    });
+    let (parsed, not_object) = parsed.ok()?;
+    match parsed {
+        Ok(true) => {}
+        Ok(false) | Err(_) => return None,
+    }
+    if let Some(i) = not_object {
+        return Some(Err(RagError::Input(format!(
+            "{origin}: case {i} is not a JSON object"
+        ))));
+    }
+    Some(run.and_then(RagRun::finish))
+}
+
+fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {
+    let mut buf = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = match format {
+        RowFormat::Csv => report.write_rows_csv(&mut buf),
+        RowFormat::Jsonl => report.write_rows_jsonl(&mut buf),
+    };
+    buf
+}
+
+fn write_outputs(
+    report: &RagReport,
+    args: &RagArgs,
+    format: Option<RowFormat>,
+    weakest: i64,
+) -> Result<(), String> {
+    let text = || report.render(PROG, weakest);
+    if let Some(path) = &args.output {
+        let bytes = match format {
+            Some(f) => rows(report, f),
+            None if path.to_lowercase().ends_with(".json") => {
+                let mut v = Vec::new();
+                let _ = report.write_json(&mut v);
+                v.push(b'\n');
+                v
+            }
+            None => format!("{}\n", text()).into_bytes(),
+        };
+        std::fs::write(path, bytes).map_err(|e| os_error(&e, path))?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let res = match (format, &args.output) {
+        (Some(_), Some(_)) => Ok(()),
+        (Some(f), None) => out.write_all(&rows(report, f)),
+        (None, _) if args.json => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            report
+                .write_json(&mut w)
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush())
+        }
+        (None, output) => {
+            let mut s = text();
+            if let Some(p) = output {
+                s.push_str(&format!("\n  wrote the report to {p}"));
+            }
+            writeln!(out, "{s}")
+        }
+    };
+    match res.and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(os_error(&e, "<stdout>")),
+    }
+}

@@ -1,0 +1,133 @@
+//! Criterion benchmarks for the rag-quality-check kernels: the five retrieval metrics on a
+//! ranked gain list, the tokenizer, sentence splitting, the Python-compatible JSON reader,
+//! and whole-run evaluation of id and text cases.
+//!
+//! `cargo bench -p routeval-retrieval-metrics --bench rag`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use routeval_retrieval_metrics::rag::{Options, evaluate, metrics, parse_cases, text};
+use std::hint::black_box;
+
+fn gains(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let g: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 7 == 3 || i % 11 == 0 {
+                (i % 3 + 1) as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let ideal: Vec<f64> = g.iter().copied().filter(|x| *x > 0.0).collect();
+    (g, ideal)
+}
+
+fn id_cases(n: usize) -> String {
+    let mut s = String::from("[");
+    for q in 0..n {
+        if q > 0 {
+            s.push(',');
+        }
+        let retrieved: Vec<String> = (0..20)
+            .map(|d| format!("\"d{}\"", q * 31 + d * 7))
+            .collect();
+        s.push_str(&format!(
+            "{{\"query\": \"reset my password {q}\", \"retrieved\": [{}], \"relevant\": [\"d{}\", \"d{}\"]}}",
+            retrieved.join(", "),
+            q * 31 + 14,
+            q * 31 + 999
+        ));
+    }
+    s.push(']');
+    s
+}
+
+fn text_cases(n: usize) -> String {
+    let words = [
+        "account", "password", "reset", "billing", "plan", "cancel", "the", "your", "token",
+        "server", "invoice", "refund",
+    ];
+    let sent = |seed: usize, len: usize| -> String {
+        (0..len)
+            .map(|i| words[(seed * 7 + i * 5) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut s = String::from("[");
+    for q in 0..n {
+        if q > 0 {
+            s.push(',');
+        }
+        let retrieved: Vec<String> = (0..10)
+            .map(|d| {
+                format!(
+                    "{{\"id\": \"d{d}\", \"text\": \"{}. {}.\"}}",
+                    sent(q + d, 9),
+                    sent(q * 3 + d, 12)
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "{{\"query\": \"{}\", \"retrieved\": [{}], \"relevant\": [\"d1\"], \"answer\": \"{}. {}.\", \"ground_truth\": \"{}\"}}",
+            sent(q, 5),
+            retrieved.join(", "),
+            sent(q + 1, 9),
+            sent(q + 77, 8),
+            sent(q + 1, 6)
+        ));
+    }
+    s.push(']');
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    let (g, ideal) = gains(100);
+    c.bench_function("rag/metrics_k10_len100", |b| {
+        b.iter(|| {
+            let g = black_box(&g);
+            let ideal = black_box(&ideal);
+            (
+                metrics::precision_at_k(g, 10),
+                metrics::recall_at_k(g, ideal, 10),
+                metrics::mrr(g, 10),
+                metrics::ndcg_at_k(g, ideal, 10),
+                metrics::hit_rate(g, 10),
+            )
+        })
+    });
+    let passage = "To reset your password, open Settings and choose Reset. Straße café 中文検索 — the token expires in 24 hours!";
+    c.bench_function("rag/tokenize_passage", |b| {
+        b.iter(|| text::tokenize(black_box(passage)))
+    });
+    c.bench_function("rag/split_sentences", |b| {
+        b.iter(|| text::split_sentences(black_box(passage)))
+    });
+    let ids = id_cases(1000);
+    let texts = text_cases(1000);
+    c.bench_function("rag/parse_1000_id_cases", |b| {
+        b.iter(|| parse_cases(black_box(&ids), "bench").unwrap())
+    });
+    let id_parsed = parse_cases(&ids, "bench").unwrap();
+    let text_parsed = parse_cases(&texts, "bench").unwrap();
+    let opts = Options {
+        k: 10,
+        threshold: 0.5,
+    };
+    c.bench_function("rag/evaluate_1000_id_cases", |b| {
+        b.iter(|| evaluate(black_box(&id_parsed), &opts, None).unwrap())
+    });
+    c.bench_function("rag/evaluate_1000_text_cases", |b| {
+        b.iter(|| evaluate(black_box(&text_parsed), &opts, None).unwrap())
+    });
+    let report = evaluate(&text_parsed, &opts, None).unwrap();
+    c.bench_function("rag/to_json_1000_cases", |b| {
+        b.iter(|| black_box(&report).to_json())
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);

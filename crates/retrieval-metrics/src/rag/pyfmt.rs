@@ -1,0 +1,314 @@
+//! Python formatting rules rag-quality-check's output depends on (spec section 13):
+//! `repr(float)`, `repr(str)`, `{:g}`, `{:.0%}`, `round(x, 6)`, `textwrap`-free `shorten`, and
+//! `json.dumps` string/float spelling.
+
+use super::text::is_space;
+use super::unicode_tables::NONPRINTABLE_RANGES;
+
+/// Shortest round-trip digits and decimal exponent of a finite, non-zero `x`:
+/// `x = 0.d1d2...dn × 10^decpt` (sign dropped).
+fn shortest_digits(x: f64) -> (String, i32) {
+    let s = format!("{:e}", x.abs());
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    (digits, exp + 1)
+}
+
+/// Python `repr(float)` (also `str(float)` and `json.dumps` for finite floats):
+/// shortest round-trip digits, fixed notation when `-4 < decpt <= 16`, else `1e-05` / `1e+16`.
+pub fn float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    let (digits, decpt) = shortest_digits(x);
+    let n = digits.len() as i32;
+    let body = if -4 < decpt && decpt <= 16 {
+        if decpt <= 0 {
+            format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
+        } else if decpt >= n {
+            format!("{}{}.0", digits, "0".repeat((decpt - n) as usize))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..decpt as usize],
+                &digits[decpt as usize..]
+            )
+        }
+    } else {
+        let e = decpt - 1;
+        let mant = if n == 1 {
+            digits.clone()
+        } else {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        };
+        let esign = if e < 0 { '-' } else { '+' };
+        format!("{mant}e{esign}{:02}", e.abs())
+    };
+    format!("{sign}{body}")
+}
+
+/// `json.dumps(round(x, 6))`: the shortest repr of a value with at most 6 decimals, written
+/// straight from its integer millionths when it is in [1e-4, 1e9) (or zero), else via
+/// [`float_repr`].
+pub fn json_round6(x: f64) -> String {
+    let r = round6(x);
+    let a = r.abs();
+    if r == 0.0 || !(1e-4..1e9).contains(&a) {
+        return json_float(r);
+    }
+    // r is the double nearest to n / 10^6; that decimal (trailing zeros dropped) is its
+    // shortest round-trip spelling, since no shorter decimal lies as close.
+    let n = (a * 1e6).round() as u64;
+    let (int, frac) = (n / 1_000_000, n % 1_000_000);
+    let mut out = String::with_capacity(16);
+    if r < 0.0 {
+        out.push('-');
+    }
+    out.push_str(&int.to_string());
+    out.push('.');
+    if frac == 0 {
+        out.push('0');
+    } else {
+        let digits = format!("{frac:06}");
+        out.push_str(digits.trim_end_matches('0'));
+    }
+    out
+}
+
+/// `json.dumps` spelling of a float: `repr`, with `NaN`, `Infinity`, `-Infinity`.
+pub fn json_float(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else {
+        float_repr(x)
+    }
+}
+
+/// Python `format(x, "g")`: 6 significant digits, trailing zeros removed, exponent form
+/// below 1e-4 or from 1e6 (`1e-05`, `1e+06`).
+pub fn fmt_g(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{:.5e}", x);
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        let fixed = format!("{:.*}", (5 - exp) as usize, x);
+        strip_zeros(&fixed)
+    } else {
+        let m = strip_zeros(mant);
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{esign}{:02}", exp.abs())
+    }
+}
+
+fn strip_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Python `format(x, ".0%")`: `x * 100` in f64, then 0 decimals (ties to even), then `%`.
+pub fn pct0(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// Python `round(x, 6)`: correctly rounded to 6 decimals, ties to even on the exact binary
+/// value (`0.0078125` → `0.007812`).
+pub fn round6(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    // Fast path: when x·1e6 is not near a rounding boundary, rounding it to an integer n
+    // decides the same digit as exact decimal rounding, and n / 1e6 (both exact) is the
+    // correctly rounded f64 of the 6-decimal result. Near a tie, format exactly.
+    let y = x * 1e6;
+    if y.abs() < 1e9 {
+        let frac = y - y.floor();
+        if (frac - 0.5).abs() > 1e-6 {
+            return y.round() / 1e6;
+        }
+    }
+    format!("{:.6}", x).parse().unwrap_or(x)
+}
+
+fn is_nonprintable(c: char) -> bool {
+    let cp = c as u32;
+    if (0x20..0x7f).contains(&cp) {
+        return false;
+    }
+    NONPRINTABLE_RANGES
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Python `repr(str)`: single quotes unless the text has `'` and no `"`; `\\`, `\t`, `\n`,
+/// `\r` escaped; non-printable characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub fn repr_str(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_nonprintable(c) => {
+                let cp = c as u32;
+                if cp <= 0xff {
+                    out.push_str(&format!("\\x{cp:02x}"));
+                } else if cp <= 0xffff {
+                    out.push_str(&format!("\\u{cp:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{cp:08x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// rag-quality-check's `_shorten(text, width)`: whitespace runs collapsed to one space (ends
+/// trimmed), then cut to `width - 3` code points plus `...` when longer than `width`.
+pub fn shorten(text: &str, width: usize) -> String {
+    let mut joined = String::with_capacity(text.len());
+    for word in text.split(is_space).filter(|w| !w.is_empty()) {
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(word);
+    }
+    if joined.chars().count() <= width {
+        return joined;
+    }
+    let mut cut: String = joined.chars().take(width.saturating_sub(3)).collect();
+    cut.push_str("...");
+    cut
+}
+
+/// Append `s` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it.
+pub fn json_str_into(out: &mut String, s: &str) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{:04x}", b)),
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_spellings() {
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(1234567890123456.0), "1234567890123456.0");
+        assert_eq!(float_repr(0.0001), "0.0001");
+        assert_eq!(float_repr(0.00001), "1e-05");
+        assert_eq!(float_repr(5.5e-5), "5.5e-05");
+        assert_eq!(float_repr(2.5), "2.5");
+        assert_eq!(float_repr(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(fmt_g(0.5), "0.5");
+        assert_eq!(fmt_g(1.0), "1");
+        assert_eq!(fmt_g(0.123456789), "0.123457");
+        assert_eq!(fmt_g(1e-5), "1e-05");
+        assert_eq!(fmt_g(0.0001), "0.0001");
+        assert_eq!(pct0(0.125), "12%");
+        assert_eq!(pct0(0.015), "2%");
+        assert_eq!(round6(0.0078125), 0.007812);
+        assert_eq!(round6(3.0 / 128.0), 0.023438);
+        for i in 0..20000 {
+            let x = (i as f64) / 7919.0 + 1e-3 / ((i % 13 + 1) as f64);
+            assert_eq!(json_round6(x), json_float(round6(x)), "{x}");
+            assert_eq!(
+                json_round6(x / 3000.0),
+                json_float(round6(x / 3000.0)),
+                "{x}"
+            );
+            assert_eq!(round6(x), format!("{x:.6}").parse::<f64>().unwrap(), "{x}");
+        }
+        let mut s = String::new();
+        json_str_into(&mut s, "a\"b\\c\n\u{1}é");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
+        assert_eq!(repr_str("what's up"), "\"what's up\"");
+        assert_eq!(
+            repr_str("say \"hi\" and 'bye'"),
+            "'say \"hi\" and \\'bye\\''"
+        );
+        assert_eq!(
+            repr_str("soft\u{ad}hyphen zero\u{200b}width"),
+            "'soft\\xadhyphen zero\\u200bwidth'"
+        );
+        assert_eq!(shorten("  a \t b\n", 60), "a b");
+        assert_eq!(shorten("abcdefgh", 6), "abc...");
+    }
+}

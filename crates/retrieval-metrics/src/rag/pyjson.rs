@@ -1,0 +1,621 @@
+//! Case values with Python's JSON semantics.
+//!
+//! rag-quality-check reads its cases with CPython's `json` module and then applies Python
+//! rules to them (`str()` coercion, numeric id equality `1 == 1.0 == True`, falsy queries).
+//! [`PyValue`] is the decoded value and [`parse`] a decoder that behaves like
+//! `json.loads` on CPython 3.11: it accepts `NaN`, `Infinity` and `-Infinity`, keeps integers
+//! of any size, rejects a UTF-8 BOM, lets a later duplicate object key win (at the first key's
+//! position) and reports errors with `json.JSONDecodeError`'s exact text
+//! (`Expecting value: line 1 column 1 (char 0)`). `serde_json` cannot do the first three,
+//! which is why this small decoder exists.
+
+use super::pyfmt::{float_repr, repr_str};
+use std::borrow::Cow;
+
+/// A decoded JSON value, typed the way Python's `json` module types it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyValue<'a> {
+    /// `null` → `None`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer that fits `i64`.
+    Int(i64),
+    /// An integer outside `i64`, as its canonical decimal digits (optional leading `-`).
+    BigInt(Cow<'a, str>),
+    /// A float (`1.5`, `1e3`, `NaN`, `Infinity`).
+    Float(f64),
+    /// A string (borrowed from the input text when it had no escapes).
+    Str(Cow<'a, str>),
+    /// An array.
+    List(Vec<PyValue<'a>>),
+    /// An object: keys in first-seen order, each with the last value given for it.
+    Dict(Vec<(Cow<'a, str>, PyValue<'a>)>),
+}
+
+impl<'a> PyValue<'a> {
+    /// A copy that owns all its strings (no longer tied to the input text).
+    pub fn into_owned(self) -> PyValue<'static> {
+        match self {
+            PyValue::Null => PyValue::Null,
+            PyValue::Bool(b) => PyValue::Bool(b),
+            PyValue::Int(i) => PyValue::Int(i),
+            PyValue::BigInt(s) => PyValue::BigInt(Cow::Owned(s.into_owned())),
+            PyValue::Float(f) => PyValue::Float(f),
+            PyValue::Str(s) => PyValue::Str(Cow::Owned(s.into_owned())),
+            PyValue::List(v) => PyValue::List(v.into_iter().map(PyValue::into_owned).collect()),
+            PyValue::Dict(v) => PyValue::Dict(
+                v.into_iter()
+                    .map(|(k, x)| (Cow::Owned(k.into_owned()), x.into_owned()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Python's `type(value).__name__`: `NoneType`, `bool`, `int`, `float`, `str`, `list`, `dict`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyValue::Null => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) | PyValue::BigInt(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Str(_) => "str",
+            PyValue::List(_) => "list",
+            PyValue::Dict(_) => "dict",
+        }
+    }
+
+    /// Python truthiness (`bool(value)`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            PyValue::Null => false,
+            PyValue::Bool(b) => *b,
+            PyValue::Int(i) => *i != 0,
+            PyValue::BigInt(_) => true,
+            PyValue::Float(f) => *f != 0.0,
+            PyValue::Str(s) => !s.is_empty(),
+            PyValue::List(l) => !l.is_empty(),
+            PyValue::Dict(d) => !d.is_empty(),
+        }
+    }
+
+    /// `dict.get(key)`.
+    pub fn get(&self, key: &str) -> Option<&PyValue<'a>> {
+        match self {
+            PyValue::Dict(d) => d.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Python `str(value)`: strings as themselves, `None`, `True`, `42`, `2.5`, `['a', 1]`.
+    pub fn py_str(&self) -> String {
+        match self {
+            PyValue::Str(s) => s.to_string(),
+            other => other.py_repr(),
+        }
+    }
+
+    /// Python `repr(value)`.
+    pub fn py_repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    fn write_repr(&self, out: &mut String) {
+        match self {
+            PyValue::Null => out.push_str("None"),
+            PyValue::Bool(true) => out.push_str("True"),
+            PyValue::Bool(false) => out.push_str("False"),
+            PyValue::Int(i) => out.push_str(&i.to_string()),
+            PyValue::BigInt(s) => out.push_str(s),
+            PyValue::Float(f) => out.push_str(&float_repr(*f)),
+            PyValue::Str(s) => out.push_str(&repr_str(s)),
+            PyValue::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.write_repr(out);
+                }
+                out.push(']');
+            }
+            PyValue::Dict(items) => {
+                out.push('{');
+                for (i, (k, v)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&repr_str(k));
+                    out.push_str(": ");
+                    v.write_repr(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// Why [`parse`] rejected a text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JsonError {
+    /// `json.JSONDecodeError`: the message reads like CPython's
+    /// (`Expecting ',' delimiter: line 1 column 9 (char 8)`).
+    #[error("{0}")]
+    Decode(String),
+    /// CPython 3.11's integer-string limit (`int()` of more than 4300 digits), a plain
+    /// `ValueError` rather than a decode error.
+    #[error(
+        "Exceeds the limit (4300 digits) for integer string conversion: value has {0} digits; use sys.set_int_max_str_digits() to increase the limit"
+    )]
+    IntTooLong(usize),
+    /// Containers nested deeper than [`MAX_DEPTH`] (CPython raises `RecursionError`; here it
+    /// is an error instead of a stack overflow).
+    #[error("maximum recursion depth exceeded while decoding a JSON {0} from a unicode string")]
+    TooDeep(&'static str),
+}
+
+impl JsonError {
+    /// True for a `JSONDecodeError` (as opposed to the integer-limit `ValueError`).
+    pub fn is_decode(&self) -> bool {
+        matches!(self, JsonError::Decode(_))
+    }
+}
+
+/// Deepest container nesting accepted (CPython's default recursion limit is 1000).
+pub const MAX_DEPTH: usize = 1000;
+
+/// Decode `text` like CPython 3.11's `json.loads(text)`.
+///
+/// Errors carry `json.JSONDecodeError`'s message, with line, column and character offset
+/// counted in code points as Python does.
+pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        text,
+        depth: 0,
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    let start = p.ws(0);
+    let (value, end) = p.scan_once(start)?;
+    let end = p.ws(end);
+    if end != p.s.len() {
+        return Err(p.err("Extra data", end));
+    }
+    Ok(value)
+}
+
+/// Stream the elements of a top-level JSON array to `f`, one at a time, so a large case file
+/// never exists twice in memory. Returns `Ok(false)` (calling nothing) when `text` (already
+/// stripped) does not start with `[`; an `Err` means `json.loads(text)` would fail (the
+/// caller then falls back to JSON Lines, as the reference does).
+///
+/// # Errors
+/// The `json.loads` error for the whole text.
+pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result<bool, JsonError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        text,
+        depth: 0,
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    let s = p.s;
+    let mut i = p.ws(0);
+    if i >= s.len() || s[i] != b'[' {
+        return Ok(false);
+    }
+    i = p.ws(i + 1);
+    if i < s.len() && s[i] == b']' {
+        i += 1;
+    } else {
+        loop {
+            let (value, next) = p.scan_once(i)?;
+            f(value);
+            i = p.ws(next);
+            if i < s.len() && s[i] == b']' {
+                i += 1;
+                break;
+            }
+            if i >= s.len() || s[i] != b',' {
+                return Err(p.err("Expecting ',' delimiter", i));
+            }
+            i = p.ws(i + 1);
+        }
+    }
+    let end = p.ws(i);
+    if end != s.len() {
+        return Err(p.err("Extra data", end));
+    }
+    Ok(true)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    text: &'a str,
+    depth: usize,
+}
+
+enum Scan {
+    Stop(usize),
+    Err(JsonError),
+}
+
+impl From<JsonError> for Scan {
+    fn from(e: JsonError) -> Self {
+        Scan::Err(e)
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn err(&self, msg: &str, pos: usize) -> JsonError {
+        // Python counts in code points.
+        let prefix = &self.text[..pos.min(self.text.len())];
+        let char_pos = prefix.chars().count();
+        let lineno = prefix.bytes().filter(|&b| b == b'\n').count() + 1;
+        let colno = match prefix.rfind('\n') {
+            Some(nl) => prefix[nl + 1..].chars().count() + 1,
+            None => char_pos + 1,
+        };
+        JsonError::Decode(format!(
+            "{msg}: line {lineno} column {colno} (char {char_pos})"
+        ))
+    }
+
+    fn ws(&self, mut i: usize) -> usize {
+        while i < self.s.len() && matches!(self.s[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        i
+    }
+
+    fn scan_once(&mut self, idx: usize) -> Result<(PyValue<'a>, usize), JsonError> {
+        match self.scan(idx) {
+            Ok(v) => Ok(v),
+            Err(Scan::Stop(pos)) => Err(self.err("Expecting value", pos)),
+            Err(Scan::Err(e)) => Err(e),
+        }
+    }
+
+    fn scan(&mut self, idx: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let s = self.s;
+        if idx >= s.len() {
+            return Err(Scan::Stop(idx));
+        }
+        let rest = &s[idx..];
+        match s[idx] {
+            b'"' => {
+                let (st, end) = self.string(idx + 1)?;
+                Ok((PyValue::Str(st), end))
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    let kind = if s[idx] == b'{' { "object" } else { "array" };
+                    return Err(Scan::Err(JsonError::TooDeep(kind)));
+                }
+                let r = if s[idx] == b'{' {
+                    self.object(idx + 1)
+                } else {
+                    self.array(idx + 1)
+                };
+                self.depth -= 1;
+                r
+            }
+            b'n' if rest.starts_with(b"null") => Ok((PyValue::Null, idx + 4)),
+            b't' if rest.starts_with(b"true") => Ok((PyValue::Bool(true), idx + 4)),
+            b'f' if rest.starts_with(b"false") => Ok((PyValue::Bool(false), idx + 5)),
+            b'N' if rest.starts_with(b"NaN") => Ok((PyValue::Float(f64::NAN), idx + 3)),
+            b'I' if rest.starts_with(b"Infinity") => Ok((PyValue::Float(f64::INFINITY), idx + 8)),
+            b'-' if rest.starts_with(b"-Infinity") => {
+                Ok((PyValue::Float(f64::NEG_INFINITY), idx + 9))
+            }
+            b'-' | b'0'..=b'9' => self.number(idx),
+            _ => Err(Scan::Stop(idx)),
+        }
+    }
+
+    fn number(&self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let s = self.s;
+        let mut i = start;
+        if s[i] == b'-' {
+            i += 1;
+        }
+        if i < s.len() && (b'1'..=b'9').contains(&s[i]) {
+            while i < s.len() && s[i].is_ascii_digit() {
+                i += 1;
+            }
+        } else if i < s.len() && s[i] == b'0' {
+            i += 1;
+        } else {
+            return Err(Scan::Stop(start));
+        }
+        let int_end = i;
+        let mut is_float = false;
+        if i + 1 < s.len() && s[i] == b'.' && s[i + 1].is_ascii_digit() {
+            i += 2;
+            while i < s.len() && s[i].is_ascii_digit() {
+                i += 1;
+            }
+            is_float = true;
+        }
+        if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+            let mut j = i + 1;
+            if j < s.len() && (s[j] == b'+' || s[j] == b'-') {
+                j += 1;
+            }
+            let digits = j;
+            while j < s.len() && s[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > digits {
+                i = j;
+                is_float = true;
+            }
+        }
+        let lit: &'a str = &self.text[start..i];
+        if is_float {
+            // Rust's parse is correctly rounded like CPython's float(); overflow gives inf.
+            let f: f64 = lit.parse().map_err(|_| Scan::Stop(start))?;
+            return Ok((PyValue::Float(f), i));
+        }
+        debug_assert_eq!(int_end, i);
+        let digits = lit.trim_start_matches('-').len();
+        if digits > 4300 {
+            return Err(Scan::Err(JsonError::IntTooLong(digits)));
+        }
+        Ok((
+            match lit.parse::<i64>() {
+                Ok(v) => PyValue::Int(v),
+                Err(_) => PyValue::BigInt(Cow::Borrowed(lit)),
+            },
+            i,
+        ))
+    }
+
+    /// Scan a string body starting right after the opening quote at `begin - 1`.
+    fn string(&self, begin: usize) -> Result<(Cow<'a, str>, usize), Scan> {
+        let s = self.s;
+        let quote = begin - 1;
+        // Fast path: no escape before the closing quote → borrow from the input.
+        let mut i = begin;
+        while i < s.len() && s[i] != b'"' && s[i] != b'\\' && s[i] >= 0x20 {
+            i += 1;
+        }
+        if i < s.len() && s[i] == b'"' {
+            return Ok((Cow::Borrowed(&self.text[begin..i]), i + 1));
+        }
+        let mut out = String::new();
+        let mut i = begin;
+        loop {
+            let chunk_start = i;
+            while i < s.len() && s[i] != b'"' && s[i] != b'\\' && s[i] >= 0x20 {
+                i += 1;
+            }
+            out.push_str(&self.text[chunk_start..i]);
+            if i >= s.len() {
+                return Err(self.err("Unterminated string starting at", quote).into());
+            }
+            match s[i] {
+                b'"' => return Ok((Cow::Owned(out), i + 1)),
+                b'\\' => {
+                    i += 1;
+                    if i >= s.len() {
+                        return Err(self.err("Unterminated string starting at", quote).into());
+                    }
+                    let c = s[i];
+                    if c != b'u' {
+                        let ch = match c {
+                            b'"' => '"',
+                            b'\\' => '\\',
+                            b'/' => '/',
+                            b'b' => '\u{8}',
+                            b'f' => '\u{c}',
+                            b'n' => '\n',
+                            b'r' => '\r',
+                            b't' => '\t',
+                            _ => return Err(self.err("Invalid \\escape", i - 1).into()),
+                        };
+                        out.push(ch);
+                        i += 1;
+                    } else {
+                        let (u, next) = self.hex4(i + 1)?;
+                        i = next;
+                        let mut cp = u;
+                        if (0xD800..0xDC00).contains(&u)
+                            && i + 1 < s.len()
+                            && s[i] == b'\\'
+                            && s[i + 1] == b'u'
+                        {
+                            let (lo, next2) = self.hex4(i + 2)?;
+                            if (0xDC00..0xE000).contains(&lo) {
+                                cp = 0x10000 + (((u - 0xD800) << 10) | (lo - 0xDC00));
+                                i = next2;
+                            }
+                        }
+                        // A lone surrogate cannot live in a Rust string: U+FFFD stands in.
+                        out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
+                    }
+                }
+                _ => return Err(self.err("Invalid control character at", i).into()),
+            }
+        }
+    }
+
+    fn hex4(&self, at: usize) -> Result<(u32, usize), Scan> {
+        let s = self.s;
+        if at + 4 > s.len() {
+            return Err(self.err("Invalid \\uXXXX escape", at - 1).into());
+        }
+        let mut v = 0u32;
+        for &b in &s[at..at + 4] {
+            let d = (b as char).to_digit(16);
+            match d {
+                Some(d) => v = v * 16 + d,
+                None => return Err(self.err("Invalid \\uXXXX escape", at - 1).into()),
+            }
+        }
+        Ok((v, at + 4))
+    }
+
+    fn object(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let s = self.s;
+        let mut items: Vec<(Cow<'a, str>, PyValue<'a>)> = Vec::new();
+        let mut i = self.ws(start);
+        if i < s.len() && s[i] == b'}' {
+            return Ok((PyValue::Dict(items), i + 1));
+        }
+        loop {
+            if i >= s.len() || s[i] != b'"' {
+                return Err(self
+                    .err("Expecting property name enclosed in double quotes", i)
+                    .into());
+            }
+            let (key, next) = self.string(i + 1)?;
+            i = self.ws(next);
+            if i >= s.len() || s[i] != b':' {
+                return Err(self.err("Expecting ':' delimiter", i).into());
+            }
+            i = self.ws(i + 1);
+            let (value, next) = match self.scan(i) {
+                Ok(v) => v,
+                Err(Scan::Stop(pos)) => return Err(self.err("Expecting value", pos).into()),
+                Err(e) => return Err(e),
+            };
+            insert_last_wins(&mut items, key, value);
+            i = self.ws(next);
+            if i < s.len() && s[i] == b'}' {
+                return Ok((PyValue::Dict(items), i + 1));
+            }
+            if i >= s.len() || s[i] != b',' {
+                return Err(self.err("Expecting ',' delimiter", i).into());
+            }
+            i = self.ws(i + 1);
+        }
+    }
+
+    fn array(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let s = self.s;
+        let mut items = Vec::new();
+        let mut i = self.ws(start);
+        if i < s.len() && s[i] == b']' {
+            return Ok((PyValue::List(items), i + 1));
+        }
+        loop {
+            let (value, next) = match self.scan(i) {
+                Ok(v) => v,
+                Err(Scan::Stop(pos)) => return Err(self.err("Expecting value", pos).into()),
+                Err(e) => return Err(e),
+            };
+            items.push(value);
+            i = self.ws(next);
+            if i < s.len() && s[i] == b']' {
+                return Ok((PyValue::List(items), i + 1));
+            }
+            if i >= s.len() || s[i] != b',' {
+                return Err(self.err("Expecting ',' delimiter", i).into());
+            }
+            i = self.ws(i + 1);
+        }
+    }
+}
+
+fn insert_last_wins<'a>(
+    items: &mut Vec<(Cow<'a, str>, PyValue<'a>)>,
+    key: Cow<'a, str>,
+    value: PyValue<'a>,
+) {
+    // Objects are small (case dicts, relevance maps): a linear scan beats hashing here,
+    // and large maps with unique keys pay only the comparisons.
+    if let Some(slot) = items.iter_mut().find(|(k, _)| *k == key) {
+        slot.1 = value;
+    } else {
+        items.push((key, value));
+    }
+}
+
+/// Split `text` into lines like Python's `str.splitlines()` (on `\n`, `\r`, `\r\n`, `\v`,
+/// `\f`, U+001C–U+001E, U+0085, U+2028, U+2029), without the line breaks.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut it = text.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        let brk = matches!(
+            c,
+            '\n' | '\r'
+                | '\u{b}'
+                | '\u{c}'
+                | '\u{1c}'
+                | '\u{1d}'
+                | '\u{1e}'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if brk {
+            out.push(&text[start..i]);
+            let mut end = i + c.len_utf8();
+            if c == '\r'
+                && let Some(&(_, '\n')) = it.peek()
+            {
+                it.next();
+                end += 1;
+            }
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_messages() {
+        let e = |t: &str| parse(t).unwrap_err().to_string();
+        assert_eq!(e(""), "Expecting value: line 1 column 1 (char 0)");
+        assert_eq!(e("[1,]"), "Expecting value: line 1 column 4 (char 3)");
+        assert_eq!(
+            e("{\"a\":1,}"),
+            "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)"
+        );
+        assert_eq!(
+            e("[1 2]"),
+            "Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
+        assert_eq!(e("{} x"), "Extra data: line 1 column 4 (char 3)");
+        assert_eq!(
+            e("\"abc"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
+        assert_eq!(
+            e("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
+        assert_eq!(
+            e("\u{feff}[]"),
+            "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"
+        );
+    }
+
+    #[test]
+    fn python_values() {
+        let v = parse("[NaN, -Infinity, 1.0, 12345678901234567890123, {\"a\":1,\"a\":2}]").unwrap();
+        assert_eq!(
+            v.py_str(),
+            "[nan, -inf, 1.0, 12345678901234567890123, {'a': 2}]"
+        );
+        assert_eq!(split_lines("a\r\nb\rc\n"), vec!["a", "b", "c"]);
+        let deep = "[".repeat(100_000);
+        assert!(matches!(parse(&deep), Err(JsonError::TooDeep("array"))));
+    }
+}

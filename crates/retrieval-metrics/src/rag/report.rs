@@ -1,0 +1,748 @@
+//! Per-case results, the run report, and their renderings: `summary()` text, `to_dict()` JSON
+//! (byte-equal to `json.dumps(indent=2, ensure_ascii=False)`), and per-case rows (the
+//! reference's `to_frame()` columns) as CSV or JSON Lines.
+
+use super::pyfmt::{fmt_g, json_float, json_round6, json_str_into, repr_str, shorten};
+use super::{Metric, SimilarityKind, Tally};
+use rayon::prelude::*;
+use routeval_core::Accumulator;
+use std::io::Write;
+
+/// One case's result (`CaseResult` in the reference).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    /// The query as scored (`str()`-coerced; falsy values become `""`).
+    pub query: String,
+    /// 0-based case index.
+    pub index: usize,
+    /// Cut-off.
+    pub k: usize,
+    /// Threshold (fraction).
+    pub threshold: f64,
+    /// Length of the raw `retrieved` list (duplicates included).
+    pub n_retrieved: usize,
+    /// Items left after de-duplication by id.
+    pub n_unique: usize,
+    /// Ids with gain > 0 (labelled), or retrieved items judged relevant (estimated).
+    pub n_relevant: usize,
+    /// True when relevance was estimated from similarity (no `relevant` key).
+    pub estimated: bool,
+    /// Metrics computed, in insertion order (precision, mrr, hit_rate, recall, ndcg, answer
+    /// metrics); each a fraction in 0..1.
+    pub metrics: Vec<(Metric, f64)>,
+    /// Metrics that could not be computed.
+    pub excluded: Vec<Metric>,
+    /// Everything that changed how a number was produced.
+    pub notes: Vec<String>,
+    /// Plain-language failures.
+    pub failures: Vec<String>,
+}
+
+impl CaseResult {
+    pub(crate) fn new(query: String, index: usize, k: usize, threshold: f64) -> Self {
+        CaseResult {
+            query,
+            index,
+            k,
+            threshold,
+            n_retrieved: 0,
+            n_unique: 0,
+            n_relevant: 0,
+            estimated: false,
+            metrics: Vec::new(),
+            excluded: Vec::new(),
+            notes: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// The value of `m`, if computed.
+    pub fn metric(&self, m: Metric) -> Option<f64> {
+        self.metrics.iter().find(|(n, _)| *n == m).map(|(_, v)| *v)
+    }
+
+    /// `score = (Σ metric values, insertion order, left to right) / count`; 0.0 without
+    /// metrics. A triage handle mixing retrieval and answer metrics with equal weight.
+    pub fn score(&self) -> f64 {
+        if self.metrics.is_empty() {
+            return 0.0;
+        }
+        let mut s = 0.0;
+        for (_, v) in &self.metrics {
+            s += v;
+        }
+        s / self.metrics.len() as f64
+    }
+
+    /// No failures.
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// `CaseResult.summary()` text (no trailing newline).
+    pub fn summary(&self) -> String {
+        let mut lines = Vec::new();
+        let mut head = format!(
+            "[{}] {}  score {:.2}",
+            self.index,
+            repr_str(&shorten(&self.query, 64)),
+            self.score()
+        );
+        if self.estimated {
+            head.push_str("  (estimated relevance)");
+        }
+        lines.push(head);
+        lines.push(format!(
+            "  retrieved {} unique of {}, top-{}, {} relevant id(s) known",
+            self.n_unique, self.n_retrieved, self.k, self.n_relevant
+        ));
+        for m in Metric::ALL {
+            if let Some(v) = self.metric(m) {
+                lines.push(format!("  {:<18} {:.3}", m.name(), v));
+            }
+        }
+        for n in &self.notes {
+            lines.push(format!("  note: {n}"));
+        }
+        for f in &self.failures {
+            lines.push(format!("  FAIL: {f}"));
+        }
+        lines.join("\n")
+    }
+
+    fn write_json(&self, out: &mut String, ind: usize) {
+        let pad = " ".repeat(ind);
+        let pad2 = " ".repeat(ind + 2);
+        out.push_str("{\n");
+        let mut fields: Vec<(&str, String)> = vec![
+            ("index", self.index.to_string()),
+            ("query", json_string(&self.query)),
+            ("k", self.k.to_string()),
+            ("threshold", json_float(self.threshold)),
+            ("n_retrieved", self.n_retrieved.to_string()),
+            ("n_unique", self.n_unique.to_string()),
+            ("n_relevant", self.n_relevant.to_string()),
+            ("estimated", py_bool_json(self.estimated)),
+            ("score", json_round6(self.score())),
+        ];
+        let metrics: Vec<(String, String)> = self
+            .metrics
+            .iter()
+            .map(|(m, v)| (m.name().to_string(), json_round6(*v)))
+            .collect();
+        fields.push(("metrics", json_map(&metrics, ind + 2)));
+        let excl: Vec<String> = self
+            .excluded
+            .iter()
+            .map(|m| json_string(m.name()))
+            .collect();
+        fields.push(("excluded", json_list(&excl, ind + 2)));
+        let notes: Vec<String> = self.notes.iter().map(|s| json_string(s)).collect();
+        fields.push(("notes", json_list(&notes, ind + 2)));
+        let fails: Vec<String> = self.failures.iter().map(|s| json_string(s)).collect();
+        fields.push(("failures", json_list(&fails, ind + 2)));
+        for (i, (k, v)) in fields.iter().enumerate() {
+            out.push_str(&pad2);
+            json_str_into(out, k);
+            out.push_str(": ");
+            out.push_str(v);
+            if i + 1 < fields.len() {
+                out.push(',');
+            }
+            out.push('\n');
+        }
+        out.push_str(&pad);
+        out.push('}');
+    }
+}
+
+fn py_bool_json(b: bool) -> String {
+    if b { "true".into() } else { "false".into() }
+}
+
+fn json_string(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    json_str_into(&mut o, s);
+    o
+}
+
+fn json_list(items: &[String], ind: usize) -> String {
+    if items.is_empty() {
+        return "[]".into();
+    }
+    let pad = " ".repeat(ind);
+    let pad2 = " ".repeat(ind + 2);
+    let mut o = String::from("[\n");
+    for (i, it) in items.iter().enumerate() {
+        o.push_str(&pad2);
+        o.push_str(it);
+        if i + 1 < items.len() {
+            o.push(',');
+        }
+        o.push('\n');
+    }
+    o.push_str(&pad);
+    o.push(']');
+    o
+}
+
+fn json_map(items: &[(String, String)], ind: usize) -> String {
+    if items.is_empty() {
+        return "{}".into();
+    }
+    let pad = " ".repeat(ind);
+    let pad2 = " ".repeat(ind + 2);
+    let mut o = String::from("{\n");
+    for (i, (k, v)) in items.iter().enumerate() {
+        o.push_str(&pad2);
+        json_str_into(&mut o, k);
+        o.push_str(": ");
+        o.push_str(v);
+        if i + 1 < items.len() {
+            o.push(',');
+        }
+        o.push('\n');
+    }
+    o.push_str(&pad);
+    o.push('}');
+    o
+}
+
+/// Mergeable run totals: per-metric plain sums and counts plus the run-level tallies.
+///
+/// The parity path folds cases one at a time in case order, which reproduces the
+/// reference's left-to-right sums bit for bit; merging shards agrees within 1e-12 relative.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RagTotals {
+    /// Σ value per metric (canonical order).
+    pub sums: [f64; 9],
+    /// Number of cases that produced each metric.
+    pub counts: [u64; 9],
+    /// Cases with estimated relevance.
+    pub n_estimated: u64,
+    /// Cases listing `recall_at_k` in `excluded`.
+    pub recall_excluded: u64,
+    /// Labelled (not unanswerable) cases.
+    pub labelled: u64,
+    /// Labelled cases where some retrieved id has gain > 0.
+    pub id_matched: u64,
+    /// Cases with an answer but only ids retrieved.
+    pub answers_without_text: u64,
+}
+
+impl RagTotals {
+    fn add_case(&mut self, r: &CaseResult, t: &Tally) {
+        for (m, v) in &r.metrics {
+            self.sums[m.position()] += v;
+            self.counts[m.position()] += 1;
+        }
+        self.n_estimated += r.estimated as u64;
+        self.recall_excluded += r.excluded.contains(&Metric::RecallAtK) as u64;
+        self.labelled += t.labelled as u64;
+        self.id_matched += (t.labelled && t.id_matched) as u64;
+        self.answers_without_text += t.answer_without_text as u64;
+    }
+}
+
+impl Accumulator for RagTotals {
+    fn merge(&mut self, other: Self) {
+        for i in 0..9 {
+            self.sums[i] += other.sums[i];
+            self.counts[i] += other.counts[i];
+        }
+        self.n_estimated += other.n_estimated;
+        self.recall_excluded += other.recall_excluded;
+        self.labelled += other.labelled;
+        self.id_matched += other.id_matched;
+        self.answers_without_text += other.answers_without_text;
+    }
+}
+
+/// The run report (`RagReport` in the reference).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RagReport {
+    /// Mean of each metric over the cases that produced it, canonical order.
+    pub metrics: Vec<(Metric, f64)>,
+    /// Number of cases behind each mean.
+    pub support: Vec<(Metric, usize)>,
+    /// Per-case results, in input order.
+    pub per_case: Vec<CaseResult>,
+    /// Run-level notes (after every case's notes in [`notes`](Self::notes)).
+    run_notes: Vec<String>,
+    n_case_notes: usize,
+    n_failures: usize,
+    /// Cut-off.
+    pub k: usize,
+    /// Threshold.
+    pub threshold: f64,
+    /// Similarity backend.
+    pub similarity: SimilarityKind,
+    /// Number of cases.
+    pub n_cases: usize,
+    /// Number of estimated cases.
+    pub n_estimated: usize,
+}
+
+pub(crate) fn assemble(
+    k: usize,
+    threshold: f64,
+    similarity: SimilarityKind,
+    results: Vec<(CaseResult, Tally)>,
+) -> RagReport {
+    let n = results.len();
+    let mut rep = RagReport {
+        metrics: Vec::new(),
+        support: Vec::new(),
+        per_case: Vec::with_capacity(n),
+        run_notes: Vec::new(),
+        n_case_notes: 0,
+        n_failures: 0,
+        k,
+        threshold,
+        similarity,
+        n_cases: n,
+        n_estimated: 0,
+    };
+    if n == 0 {
+        rep.run_notes
+            .push("no cases were given, so there is nothing to measure".into());
+        return rep;
+    }
+    let mut totals = RagTotals::default();
+    for (r, t) in results {
+        totals.add_case(&r, &t);
+        rep.n_case_notes += r.notes.len();
+        rep.n_failures += r.failures.len();
+        rep.per_case.push(r);
+    }
+    rep.n_estimated = totals.n_estimated as usize;
+    for m in Metric::ALL {
+        let c = totals.counts[m.position()];
+        if c > 0 {
+            rep.metrics.push((m, totals.sums[m.position()] / c as f64));
+            rep.support.push((m, c as usize));
+        }
+    }
+    if totals.recall_excluded > 0 {
+        rep.run_notes.push(format!(
+            "recall_at_k is excluded for {} of {n} case(s); the reported mean covers the other {}",
+            totals.recall_excluded,
+            rep.support_of(Metric::RecallAtK)
+        ));
+    }
+    if rep.n_estimated > 0 {
+        rep.run_notes.push(format!(
+            "{} of {n} case(s) had no 'relevant' ids: those retrieval numbers are estimated from similarity, not measured",
+            rep.n_estimated
+        ));
+    }
+    if totals.labelled > 1 && totals.id_matched == 0 {
+        rep.run_notes.push(format!("no 'relevant' id matched any retrieved id in any of the {} labelled case(s); check that both sides use the same id form (upper/lower case, prefixes, str against int) - if they do not, every retrieval number above is 0 for that reason, not because the retriever found nothing", totals.labelled));
+    }
+    if totals.answers_without_text > 0 {
+        rep.run_notes.push(format!("{} of {n} case(s) with an 'answer' had no passage text in 'retrieved', only ids: groundedness and citation_coverage are excluded there rather than reported as 0", totals.answers_without_text));
+    }
+    rep
+}
+
+/// The base columns of [`RagReport::write_rows_csv`] / `to_frame()`, before the metric columns.
+pub const FRAME_BASE_COLUMNS: [&str; 7] = [
+    "index",
+    "query",
+    "n_retrieved",
+    "n_unique",
+    "n_relevant",
+    "estimated",
+    "score",
+];
+
+impl RagReport {
+    /// The mean of a metric by name (`"mrr"`), if any case produced it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        let m = Metric::from_name(name)?;
+        self.metrics.iter().find(|(n, _)| *n == m).map(|(_, v)| *v)
+    }
+
+    /// Number of cases behind a metric's mean (0 if none).
+    pub fn support_of(&self, m: Metric) -> usize {
+        self.support
+            .iter()
+            .find(|(n, _)| *n == m)
+            .map_or(0, |(_, c)| *c)
+    }
+
+    /// Any case estimated.
+    pub fn estimated(&self) -> bool {
+        self.n_estimated > 0
+    }
+
+    /// At least one case and every case estimated.
+    pub fn fully_estimated(&self) -> bool {
+        self.n_cases > 0 && self.n_estimated == self.n_cases
+    }
+
+    /// No failures.
+    pub fn ok(&self) -> bool {
+        self.n_failures == 0
+    }
+
+    /// Every note: each case's notes in case order, then the run-level notes (the reference's
+    /// `RagReport.notes`).
+    pub fn notes(&self) -> impl Iterator<Item = &str> {
+        self.per_case
+            .iter()
+            .flat_map(|c| c.notes.iter())
+            .chain(self.run_notes.iter())
+            .map(String::as_str)
+    }
+
+    /// Number of [`notes`](Self::notes).
+    pub fn n_notes(&self) -> usize {
+        self.n_case_notes + self.run_notes.len()
+    }
+
+    /// Every case failure in case order (the reference's `RagReport.failures`).
+    pub fn failures(&self) -> impl Iterator<Item = &str> {
+        self.per_case
+            .iter()
+            .flat_map(|c| c.failures.iter())
+            .map(String::as_str)
+    }
+
+    /// Number of [`failures`](Self::failures).
+    pub fn n_failures(&self) -> usize {
+        self.n_failures
+    }
+
+    /// The `n` weakest cases that have at least one metric, by (unrounded score, index);
+    /// empty for `n <= 0`.
+    pub fn weakest(&self, n: i64) -> Vec<&CaseResult> {
+        if n <= 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f64, &CaseResult)> = self
+            .per_case
+            .iter()
+            .filter(|c| !c.metrics.is_empty())
+            .map(|c| (c.score(), c))
+            .collect();
+        scored.sort_by(|a, b| {
+            a.0.partial_cmp(&b.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.index.cmp(&b.1.index))
+        });
+        scored
+            .into_iter()
+            .take(n as usize)
+            .map(|(_, c)| c)
+            .collect()
+    }
+
+    /// `RagReport.summary()` exactly, header `rag-quality-check: ...`.
+    pub fn summary(&self) -> String {
+        self.summary_as("rag-quality-check")
+    }
+
+    /// [`summary`](Self::summary) with another program name in the header line.
+    pub fn summary_as(&self, program: &str) -> String {
+        let mut lines = Vec::new();
+        let kind = self.similarity.as_str();
+        lines.push(format!(
+            "{program}: {} case(s), top-{}, threshold {}, similarity by {kind}.",
+            self.n_cases,
+            self.k,
+            fmt_g(self.threshold)
+        ));
+        if self.estimated() {
+            let scope = if self.fully_estimated() {
+                "every case".to_string()
+            } else {
+                format!("{} of {} cases", self.n_estimated, self.n_cases)
+            };
+            lines.push(format!(
+                "  ESTIMATED: {scope} had no 'relevant' ids, so relevance was guessed from"
+            ));
+            lines.push(format!(
+                "  {kind} against the query. Those numbers are estimated, not measured;"
+            ));
+            lines.push("  label them as such before comparing two systems.".into());
+        }
+        if self.metrics.is_empty() {
+            lines.push("  no metric could be computed; see the notes below.".into());
+        }
+        for (group, names) in [
+            ("retrieval", &Metric::RETRIEVAL[..]),
+            ("answer", &Metric::ANSWER[..]),
+        ] {
+            let present: Vec<(Metric, f64)> = self
+                .metrics
+                .iter()
+                .copied()
+                .filter(|(m, _)| names.contains(m))
+                .collect();
+            if present.is_empty() {
+                continue;
+            }
+            lines.push(format!("{group}:"));
+            for (m, v) in present {
+                lines.push(format!(
+                    "  {:<18} {:.3}   {} ({} case(s))",
+                    m.name(),
+                    v,
+                    m.help(),
+                    self.support_of(m)
+                ));
+            }
+        }
+        let n_notes = self.n_notes();
+        if n_notes > 0 {
+            lines.push(format!("notes ({n_notes}):"));
+            for n in self.notes().take(10) {
+                lines.push(format!("  - {n}"));
+            }
+            if n_notes > 10 {
+                lines.push(format!("  - ... {} more note(s)", n_notes - 10));
+            }
+        }
+        let n_fail = self.n_failures;
+        if n_fail > 0 {
+            lines.push(format!("failures ({n_fail}):"));
+            for f in self.failures().take(10) {
+                lines.push(format!("  - {f}"));
+            }
+            if n_fail > 10 {
+                lines.push(format!("  - ... {} more failure(s)", n_fail - 10));
+            }
+        } else {
+            lines.push("failures: none.".into());
+        }
+        let weakest = self.weakest(3);
+        if !weakest.is_empty() && self.n_cases > 1 {
+            lines.push("weakest cases:".into());
+            for c in weakest {
+                lines.push(format!(
+                    "  [{}] {:.2}  {}",
+                    c.index,
+                    c.score(),
+                    repr_str(&shorten(&c.query, 58))
+                ));
+            }
+        }
+        lines.join("\n")
+    }
+
+    /// The CLI's text report: [`summary_as`](Self::summary_as), then — when `weakest > 0` and
+    /// there is any — `worst {m} case(s) in detail:` and each case's summary (no trailing
+    /// newline).
+    pub fn render(&self, program: &str, weakest: i64) -> String {
+        let mut out = self.summary_as(program);
+        let shown = self.weakest(weakest);
+        if !shown.is_empty() {
+            out.push_str(&format!("\n\nworst {} case(s) in detail:", shown.len()));
+            for c in shown {
+                out.push('\n');
+                out.push_str(&c.summary());
+            }
+        }
+        out
+    }
+
+    /// `json.dumps(report.to_dict(), indent=2, ensure_ascii=False)` (no trailing newline):
+    /// every float rounded to 6 decimals and spelled like Python's `repr`.
+    pub fn to_json(&self) -> String {
+        let mut buf = Vec::with_capacity(512 + self.per_case.len() * 512);
+        // Writing into a Vec cannot fail.
+        let _ = self.write_json(&mut buf);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// [`to_json`](Self::to_json), streamed to `w` case by case (no trailing newline).
+    ///
+    /// # Errors
+    /// Write errors from `w`.
+    pub fn write_json<W: Write>(&self, w: &mut W) -> std::io::Result<()> {
+        let mut out = String::with_capacity(4096);
+        out.push_str("{\n");
+        let metrics: Vec<(String, String)> = self
+            .metrics
+            .iter()
+            .map(|(m, v)| (m.name().to_string(), json_round6(*v)))
+            .collect();
+        let support: Vec<(String, String)> = self
+            .support
+            .iter()
+            .map(|(m, c)| (m.name().to_string(), c.to_string()))
+            .collect();
+        let fields: Vec<(&str, String)> = vec![
+            ("k", self.k.to_string()),
+            ("threshold", json_float(self.threshold)),
+            ("similarity", json_string(self.similarity.as_str())),
+            ("n_cases", self.n_cases.to_string()),
+            ("n_estimated", self.n_estimated.to_string()),
+            ("estimated", py_bool_json(self.estimated())),
+            ("metrics", json_map(&metrics, 2)),
+            ("support", json_map(&support, 2)),
+        ];
+        for (k, v) in &fields {
+            out.push_str("  ");
+            json_str_into(&mut out, k);
+            out.push_str(": ");
+            out.push_str(v);
+            out.push_str(",\n");
+        }
+        // notes and failures are streamed: they can be as large as the cases.
+        for (key, count, items) in [
+            (
+                "notes",
+                self.n_notes(),
+                Box::new(self.notes()) as Box<dyn Iterator<Item = &str>>,
+            ),
+            ("failures", self.n_failures, Box::new(self.failures())),
+        ] {
+            out.push_str("  ");
+            json_str_into(&mut out, key);
+            out.push_str(": ");
+            if count == 0 {
+                out.push_str("[],\n");
+                continue;
+            }
+            out.push_str("[\n");
+            for (i, item) in items.enumerate() {
+                out.push_str("    ");
+                json_str_into(&mut out, item);
+                out.push_str(if i + 1 < count { ",\n" } else { "\n" });
+                if out.len() > 1 << 16 {
+                    w.write_all(out.as_bytes())?;
+                    out.clear();
+                }
+            }
+            out.push_str("  ],\n");
+        }
+        out.push_str("  \"per_case\": ");
+        if self.per_case.is_empty() {
+            out.push_str("[]");
+        } else {
+            out.push_str("[\n");
+            w.write_all(out.as_bytes())?;
+            out.clear();
+            // Cases are rendered in parallel, a window at a time, and written in order.
+            let n = self.per_case.len();
+            for (wi, window) in self.per_case.chunks(8 * 1024).enumerate() {
+                let base = wi * 8 * 1024;
+                let parts: Vec<String> = window
+                    .par_chunks(1024)
+                    .enumerate()
+                    .map(|(ci, chunk)| {
+                        let mut part = String::with_capacity(chunk.len() * 640);
+                        for (j, c) in chunk.iter().enumerate() {
+                            part.push_str("    ");
+                            c.write_json(&mut part, 4);
+                            if base + ci * 1024 + j + 1 < n {
+                                part.push(',');
+                            }
+                            part.push('\n');
+                        }
+                        part
+                    })
+                    .collect();
+                for part in parts {
+                    w.write_all(part.as_bytes())?;
+                }
+            }
+            out.push_str("  ]");
+        }
+        out.push_str("\n}");
+        w.write_all(out.as_bytes())
+    }
+
+    /// The metric columns of the per-case rows: every metric some case produced, canonical
+    /// order.
+    pub fn frame_metric_columns(&self) -> Vec<Metric> {
+        Metric::ALL
+            .into_iter()
+            .filter(|m| self.per_case.iter().any(|c| c.metric(*m).is_some()))
+            .collect()
+    }
+
+    /// Column names of the per-case rows (`to_frame()` columns): the base columns, the
+    /// metric columns, then `failures` (the count).
+    pub fn frame_columns(&self) -> Vec<String> {
+        let mut cols: Vec<String> = FRAME_BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
+        cols.extend(
+            self.frame_metric_columns()
+                .iter()
+                .map(|m| m.name().to_string()),
+        );
+        cols.push("failures".into());
+        cols
+    }
+
+    /// Per-case rows as CSV (header + one row per case). Scores and metrics unrounded, in
+    /// Python `repr` spelling; a metric a case did not produce is an empty field (pandas
+    /// writes NaN so); `estimated` is `True`/`False`.
+    ///
+    /// # Errors
+    /// Write errors from `w`.
+    pub fn write_rows_csv<W: Write>(&self, w: W) -> std::io::Result<()> {
+        let mut wr = csv::Writer::from_writer(w);
+        wr.write_record(self.frame_columns())?;
+        let cols = self.frame_metric_columns();
+        for c in &self.per_case {
+            let mut row: Vec<String> = vec![
+                c.index.to_string(),
+                c.query.clone(),
+                c.n_retrieved.to_string(),
+                c.n_unique.to_string(),
+                c.n_relevant.to_string(),
+                if c.estimated { "True" } else { "False" }.to_string(),
+                super::pyfmt::float_repr(c.score()),
+            ];
+            for m in &cols {
+                row.push(
+                    c.metric(*m)
+                        .map(super::pyfmt::float_repr)
+                        .unwrap_or_default(),
+                );
+            }
+            row.push(c.failures.len().to_string());
+            wr.write_record(&row)?;
+        }
+        wr.flush()?;
+        Ok(())
+    }
+
+    /// Per-case rows as JSON Lines: one object per case with the [`frame_columns`]
+    /// (Self::frame_columns) keys; a missing metric is `null`.
+    ///
+    /// # Errors
+    /// Write errors from `w`.
+    pub fn write_rows_jsonl<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+        let cols = self.frame_metric_columns();
+        for c in &self.per_case {
+            let mut o = String::from("{\"index\": ");
+            o.push_str(&c.index.to_string());
+            o.push_str(", \"query\": ");
+            json_str_into(&mut o, &c.query);
+            o.push_str(&format!(
+                ", \"n_retrieved\": {}, \"n_unique\": {}, \"n_relevant\": {}, \"estimated\": {}, \"score\": {}",
+                c.n_retrieved,
+                c.n_unique,
+                c.n_relevant,
+                py_bool_json(c.estimated),
+                json_float(c.score())
+            ));
+            for m in &cols {
+                o.push_str(", ");
+                json_str_into(&mut o, m.name());
+                o.push_str(": ");
+                match c.metric(*m) {
+                    Some(v) => o.push_str(&json_float(v)),
+                    None => o.push_str("null"),
+                }
+            }
+            o.push_str(&format!(", \"failures\": {}}}\n", c.failures.len()));
+            w.write_all(o.as_bytes())?;
+        }
+        w.flush()
+    }
+}

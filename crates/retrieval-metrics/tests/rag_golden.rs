@@ -1,0 +1,217 @@
+//! Data-driven parity test: every `$ROUTEVAL_SHARED/golden/rag/cases/*.json` file (recorded
+//! rag-quality-check 0.1.0 runs) must reproduce: `to_dict` values (floats within 1e-12),
+//! `summary()` text byte for byte, unrounded case scores, `weakest(5)` order, frame columns,
+//! the exact embed call lists (toy embeddings), and the error message for `err_*` files.
+
+use ndarray::Array2;
+use routeval_retrieval_metrics::rag::{
+    EmbedError, Embedder, Options, PyValue, evaluate_value, pyjson,
+};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn shared() -> Option<PathBuf> {
+    match std::env::var("ROUTEVAL_SHARED") {
+        Ok(p) => Some(PathBuf::from(p)),
+        Err(_) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("rag_golden needs ROUTEVAL_SHARED (CI=true: a skip is a failure)");
+            }
+            eprintln!("SKIPPED: rag_golden needs ROUTEVAL_SHARED");
+            None
+        }
+    }
+}
+
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for &b in bytes {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The corpus' toy embeddings (cases/README.md).
+fn toy(kind: &str, text: &str) -> Vec<f64> {
+    match kind {
+        "const" => vec![1.0, 0.0],
+        "zero" => vec![0.0, 0.0],
+        _ => {
+            let mut v = vec![0.0; 64];
+            let padded: Vec<char> = std::iter::once('^')
+                .chain(text.chars())
+                .chain(std::iter::once('$'))
+                .collect();
+            for w in padded.windows(3) {
+                let s: String = w.iter().collect();
+                let h = fnv1a32(s.as_bytes());
+                let signed = kind == "tri64s" && h & 0x8000_0000 != 0;
+                v[(h % 64) as usize] += if signed { -1.0 } else { 1.0 };
+            }
+            v
+        }
+    }
+}
+
+struct Toy {
+    kind: String,
+    calls: Vec<Vec<String>>,
+}
+
+impl Embedder for Toy {
+    fn embed(&mut self, texts: &[String]) -> Result<Array2<f64>, EmbedError> {
+        self.calls.push(texts.to_vec());
+        let rows: Vec<Vec<f64>> = if self.kind == "bad_rows" {
+            texts[..texts.len() - 1]
+                .iter()
+                .map(|t| toy("const", t))
+                .collect()
+        } else {
+            texts.iter().map(|t| toy(&self.kind, t)).collect()
+        };
+        let dim = rows.first().map_or(0, |r| r.len());
+        let flat: Vec<f64> = rows.concat();
+        Ok(Array2::from_shape_vec((rows.len(), dim), flat).expect("shape"))
+    }
+}
+
+fn close(a: &Value, b: &Value, path: &str, errs: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            if (x - y).abs() > 1e-12 {
+                errs.push(format!("{path}: {x} != {y}"));
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            let kx: Vec<_> = x.keys().collect();
+            let ky: Vec<_> = y.keys().collect();
+            if kx != ky {
+                errs.push(format!("{path}: keys {kx:?} != {ky:?}"));
+                return;
+            }
+            for (k, v) in x {
+                close(v, &y[k], &format!("{path}.{k}"), errs);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                errs.push(format!("{path}: len {} != {}", x.len(), y.len()));
+                return;
+            }
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                close(p, q, &format!("{path}[{i}]"), errs);
+            }
+        }
+        _ => {
+            if a != b {
+                errs.push(format!("{path}: {a} != {b}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn rag_golden_cases() {
+    let Some(root) = shared() else { return };
+    let dir = root.join("golden/rag/cases");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 100,
+        "expected the golden corpus in {}",
+        dir.display()
+    );
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let raw = std::fs::read_to_string(f).unwrap();
+        let golden: Value = serde_json::from_str(&raw).unwrap();
+        // Cases are re-decoded with the Python-compatible reader (int vs float matters).
+        let py = pyjson::parse(&raw).unwrap();
+        let input = py.get("input").unwrap();
+        let cases = input.get("cases").unwrap();
+        let opts = Options::from_py(input.get("k").unwrap(), input.get("threshold").unwrap());
+        let mut toy_embed = golden["input"]["embed"].as_str().map(|kind| Toy {
+            kind: kind.to_string(),
+            calls: Vec::new(),
+        });
+        let result = opts.and_then(|opts| match toy_embed.as_mut() {
+            Some(t) => evaluate_value(cases, &opts, Some(t as &mut dyn Embedder)),
+            None => evaluate_value(cases, &opts, None),
+        });
+        let mut errs = Vec::new();
+        match (&golden["expected_error"], result) {
+            (Value::String(msg), Err(e)) => {
+                if e.to_string() != *msg {
+                    errs.push(format!("error {e} != {msg}"));
+                }
+            }
+            (Value::String(msg), Ok(_)) => errs.push(format!("expected error {msg}")),
+            (_, Err(e)) => errs.push(format!("unexpected error {e}")),
+            (_, Ok(rep)) => {
+                let ours: Value = serde_json::from_str(&rep.to_json()).unwrap();
+                close(&ours, &golden["expected_to_dict"], "to_dict", &mut errs);
+                if rep.summary() != golden["expected_summary"].as_str().unwrap() {
+                    errs.push(format!(
+                        "summary differs:\n--- ours\n{}\n--- expected\n{}",
+                        rep.summary(),
+                        golden["expected_summary"].as_str().unwrap()
+                    ));
+                }
+                let weakest: Vec<i64> = rep.weakest(5).iter().map(|c| c.index as i64).collect();
+                let exp_w: Vec<i64> = golden["expected_weakest"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_i64().unwrap())
+                    .collect();
+                if weakest != exp_w {
+                    errs.push(format!("weakest {weakest:?} != {exp_w:?}"));
+                }
+                // serde_json's default float parsing is not correctly rounded: read the
+                // unrounded scores with the Python-compatible decoder.
+                let Some(PyValue::List(scores)) = py.get("expected_scores_unrounded") else {
+                    panic!("{name}: no expected_scores_unrounded")
+                };
+                assert_eq!(scores.len(), rep.per_case.len(), "{name}");
+                for (c, s) in rep.per_case.iter().zip(scores) {
+                    let s = match s {
+                        PyValue::Float(f) => *f,
+                        PyValue::Int(i) => *i as f64,
+                        other => panic!("{name}: score {other:?}"),
+                    };
+                    if c.score() != s {
+                        errs.push(format!("case {} score {} != {}", c.index, c.score(), s));
+                    }
+                }
+                let cols: Vec<Value> = rep.frame_columns().into_iter().map(Value::String).collect();
+                if Value::Array(cols.clone()) != golden["expected_frame_columns"] {
+                    errs.push(format!("frame columns {cols:?}"));
+                }
+            }
+        }
+        if let (Some(t), Some(exp)) = (toy_embed, golden.get("expected_embed_calls")) {
+            let calls = serde_json::to_value(&t.calls).unwrap();
+            if &calls != exp {
+                errs.push(format!("embed calls {calls} != {exp}"));
+            }
+        }
+        if !errs.is_empty() {
+            failures.push(format!("{name}:\n  {}", errs.join("\n  ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden files differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    eprintln!("rag golden: {} files reproduce", files.len());
+}
