@@ -4,6 +4,8 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod filter;
+mod route;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,10 +20,19 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Query-routed metrics (flexeval's QueryRoutedMetric): per-route metrics selected by
+    /// `where` queries on extra_info.
+    Route(route::RouteArgs),
+    /// Print the JSONL lines matching a `where` query (or count them).
+    Filter(filter::FilterArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: common::CmdResult = match cli.command {};
+    let result: common::CmdResult = match cli.command {
+        Command::Route(args) => route::run(args),
+        Command::Filter(args) => filter::run(args),
+    };
     common::finish(result)
 }

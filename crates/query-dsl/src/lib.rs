@@ -32,5 +32,5 @@ pub mod route;
 
 pub use error::QueryError;
 pub use pyre::PyRegex;
-pub use pyvalue::{py_eq, py_float_repr, py_str, py_type_name};
+pub use pyvalue::{py_eq, py_float_repr, py_str, py_type_name, to_python_json};
 pub use query::{OnMissingKey, Path, Query, Resolved};

@@ -205,3 +205,88 @@ mod tests {
         assert!(py_eq(&json!(u64::MAX), &json!(18446744073709551615.0)) == false);
     }
 }
+
+/// Serialize like Python's `json.dumps(v, ensure_ascii=False)` (`indent = None`: separators
+/// `", "` and `": "`) or `json.dump(v, f, indent=N, ensure_ascii=False)`: floats use Python's
+/// `repr` (`1e-05`, `1e+16`), NaN/infinities are written as `NaN`/`Infinity` as Python does.
+pub fn to_python_json(v: &Value, indent: Option<usize>) -> String {
+    let mut out = String::new();
+    write_py_json(&mut out, v, indent, 0);
+    out
+}
+
+fn write_py_json(out: &mut String, v: &Value, indent: Option<usize>, level: usize) {
+    let newline = |out: &mut String, level: usize| {
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * level));
+        }
+    };
+    let sep = if indent.is_some() { "," } else { ", " };
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match num_of(n) {
+            Num::Int(i) => out.push_str(&i.to_string()),
+            Num::Float(f) if f.is_nan() => out.push_str("NaN"),
+            Num::Float(f) if f.is_infinite() => {
+                out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" })
+            }
+            Num::Float(f) => out.push_str(&py_float_repr(f)),
+        },
+        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                newline(out, level + 1);
+                write_py_json(out, it, indent, level + 1);
+            }
+            newline(out, level);
+            out.push(']');
+        }
+        Value::Object(m) => {
+            if m.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (k, it)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                newline(out, level + 1);
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push_str(": ");
+                write_py_json(out, it, indent, level + 1);
+            }
+            newline(out, level);
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn python_json_layout() {
+        let v = json!({"a": 1e-5, "b": [1, 2.0], "c": {}, "d": "é\n"});
+        assert_eq!(
+            to_python_json(&v, None),
+            r#"{"a": 1e-05, "b": [1, 2.0], "c": {}, "d": "é\n"}"#
+        );
+        assert_eq!(
+            to_python_json(&json!({"x": [1], "y": 1e16}), Some(4)),
+            "{\n    \"x\": [\n        1\n    ],\n    \"y\": 1e+16\n}"
+        );
+    }
+}

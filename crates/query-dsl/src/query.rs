@@ -415,6 +415,20 @@ impl Query {
         Ok(Query { clauses })
     }
 
+    /// The top-level keys the query reads (the first segment of each clause path), in written
+    /// order. Evaluating on an object that holds only these keys gives the same result as on
+    /// the whole object, which lets callers skip parsing the rest of a record.
+    pub fn top_level_keys(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (p, _) in &self.clauses {
+            let k = p.segments[0].text.as_str();
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        out
+    }
+
     /// Whether the query matches everything (`null` or `{}`).
     pub fn is_match_all(&self) -> bool {
         self.clauses.is_empty()

@@ -66,6 +66,15 @@ pub enum RouteError {
     /// A metric in the configuration is unknown or malformed.
     #[error("bad_metric: {0}")]
     BadMetric(String),
+    /// An error raised while evaluating instance `index` (0-based): a selection or
+    /// `group_by` query error. [`RouteError::kind`] is the inner error's kind.
+    #[error("instance {index}: {error}")]
+    AtInstance {
+        /// 0-based index of the instance.
+        index: usize,
+        /// The error.
+        error: Box<RouteError>,
+    },
     /// A metric cannot score an instance (e.g. `score:PATH` is missing or not a number).
     #[error("bad_instance: instance {index}: {message}")]
     BadInstance {
@@ -81,6 +90,7 @@ impl RouteError {
     pub fn kind(&self) -> &'static str {
         match self {
             RouteError::Query(e) => e.kind(),
+            RouteError::AtInstance { error, .. } => error.kind(),
             RouteError::BadRoute(_) => "bad_route",
             RouteError::DuplicateRouteName(_) => "duplicate_route_name",
             RouteError::BadGroupBy(_) => "bad_group_by",
@@ -95,9 +105,9 @@ impl RouteError {
     /// The 0-based index of the instance the error is about, when there is one.
     pub fn instance_index(&self) -> Option<usize> {
         match self {
-            RouteError::BadGroupValue { index, .. } | RouteError::BadInstance { index, .. } => {
-                Some(*index)
-            }
+            RouteError::BadGroupValue { index, .. }
+            | RouteError::BadInstance { index, .. }
+            | RouteError::AtInstance { index, .. } => Some(*index),
             _ => None,
         }
     }
@@ -504,7 +514,12 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                             }
                             Resolved::One(v) => GroupSlot::Label(py_str(v)),
                             Resolved::Missing if self.on_missing_key == OnMissingKey::Error => {
-                                GroupSlot::Err(QueryError::MissingKey(p.as_str().into()).into())
+                                GroupSlot::Err(RouteError::AtInstance {
+                                    index,
+                                    error: Box::new(
+                                        QueryError::MissingKey(p.as_str().into()).into(),
+                                    ),
+                                })
                             }
                             // Missing (skip) and out-of-range indexes leave the groups.
                             _ => GroupSlot::Skip,
@@ -545,8 +560,11 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
     /// then `unmatched`, then per route: metric errors, `key_collision`, group errors.
     pub fn finish(&self, mut acc: RoutedAccumulator) -> Result<RoutedResult, RouteError> {
         for racc in &mut acc.routes {
-            if let Some((_, e)) = racc.selection_error.take() {
-                return Err(e);
+            if let Some((index, e)) = racc.selection_error.take() {
+                return Err(RouteError::AtInstance {
+                    index,
+                    error: Box::new(e),
+                });
             }
         }
         acc.unmatched.sort_unstable();
