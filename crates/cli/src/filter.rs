@@ -6,15 +6,15 @@
 //! (rayon) and printed in input order. Exit 0 whether or not anything matched; exit 2 with
 //! one stderr line (error kind, and `FILE:LINE` for data errors) on a malformed query, an
 //! invalid JSON line or a query/data error (`missing_key`, `type_error`); nothing is printed
-//! on stdout then.
+//! on stdout then. Members the query does not read are checked for structure only (strings
+//! terminated, brackets balanced, scalars valid), not parsed.
 
 use crate::common::{Failure, display_name, emit, read_input};
 use rayon::prelude::*;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::fmt;
 use std::path::PathBuf;
 
 /// Arguments of `routeval filter`.
@@ -39,70 +39,133 @@ pub(crate) struct FilterArgs {
     file: PathBuf,
 }
 
-/// Parses a JSON object keeping only `keys` (other members are syntax-checked and skipped).
-struct Partial<'k> {
-    keys: &'k [&'k str],
+/// A structural error in a line that the fast scanner found.
+fn scan_error(what: &str, at: usize) -> serde_json::Error {
+    <serde_json::Error as serde::de::Error>::custom(format!("{what} at byte {}", at + 1))
 }
 
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(V)
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
     }
+    i
 }
 
-impl<'de> DeserializeSeed<'de> for Partial<'_> {
-    type Value = Map<String, Value>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Partial<'_> {
-    type Value = Map<String, Value>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            if self.keys.contains(&k.as_ref()) {
-                let v: Value = map.next_value()?;
-                out.insert(k.into_owned(), v);
-            } else {
-                map.next_value::<IgnoredAny>()?;
+/// End (exclusive) of the JSON string starting at `b[i] == b'"'`.
+fn skip_string(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
+    let mut j = i + 1;
+    loop {
+        match memchr::memchr2(b'"', b'\\', &b[j..]) {
+            None => return Err(scan_error("unterminated string", i)),
+            Some(k) => {
+                if b[j + k] == b'\\' {
+                    j += k + 2;
+                    if j > b.len() {
+                        return Err(scan_error("unterminated string", i));
+                    }
+                } else {
+                    return Ok(j + k + 1);
+                }
             }
         }
-        Ok(out)
     }
 }
 
-/// Parse one line into the value the query is evaluated on: an object with only the needed
-/// keys when the line is an object, otherwise the whole value.
+/// End (exclusive) of the JSON value starting at `b[i]` (structure only: strings, brackets).
+fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
+    match b.get(i) {
+        None => Err(scan_error("expected a value", i)),
+        Some(b'"') => skip_string(b, i),
+        Some(b'{' | b'[') => {
+            let mut stack: Vec<u8> = vec![b[i]];
+            let mut j = i + 1;
+            while let Some(&c) = b.get(j) {
+                match c {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => stack.push(c),
+                    b'}' | b']' => {
+                        let open = stack.pop().unwrap_or(0);
+                        if (open == b'{') != (c == b'}') {
+                            return Err(scan_error("mismatched bracket", j));
+                        }
+                        if stack.is_empty() {
+                            return Ok(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            Err(scan_error("unterminated array or object", i))
+        }
+        Some(_) => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                j += 1;
+            }
+            // Scalars are short: validate them fully.
+            serde_json::from_slice::<IgnoredAny>(&b[i..j])?;
+            Ok(j)
+        }
+    }
+}
+
+/// Parse one line into the value the query is evaluated on. For an object line, only the
+/// members named in `keys` are parsed (fully, by serde_json); the others are checked for
+/// structure (strings, brackets, scalars) and skipped. Any other line is parsed whole.
 pub(crate) fn parse_line(line: &[u8], keys: &[&str]) -> Result<Value, serde_json::Error> {
-    let first = line.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'{') {
-        let mut de = serde_json::Deserializer::from_slice(line);
-        let m = Partial { keys }.deserialize(&mut de)?;
-        de.end()?;
-        Ok(Value::Object(m))
-    } else {
-        serde_json::from_slice(line)
+    let b = line;
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return serde_json::from_slice(line);
     }
+    let mut out = Map::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return Err(scan_error("expected a string key", i));
+            }
+            let kend = skip_string(b, i)?;
+            let raw = &b[i + 1..kend - 1];
+            let key: Cow<'_, str> = if raw.contains(&b'\\') {
+                Cow::Owned(serde_json::from_slice::<String>(&b[i..kend])?)
+            } else {
+                Cow::Borrowed(std::str::from_utf8(raw).map_err(|_| scan_error("invalid UTF-8", i))?)
+            };
+            i = skip_ws(b, kend);
+            if b.get(i) != Some(&b':') {
+                return Err(scan_error("expected ':'", i));
+            }
+            i = skip_ws(b, i + 1);
+            let vend = skip_value(b, i)?;
+            if keys.contains(&key.as_ref()) {
+                let v: Value = serde_json::from_slice(&b[i..vend])?;
+                out.insert(key.into_owned(), v);
+            }
+            i = skip_ws(b, vend);
+            match b.get(i) {
+                Some(b',') => i = skip_ws(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(scan_error("expected ',' or '}'", i)),
+            }
+        }
+    }
+    if skip_ws(b, i) != b.len() {
+        return Err(scan_error("trailing characters", i));
+    }
+    if std::str::from_utf8(line).is_err() {
+        return Err(scan_error("invalid UTF-8", 0));
+    }
+    Ok(Value::Object(out))
 }
 
 enum LineError {
