@@ -188,6 +188,8 @@ enum Kind {
     Dollar,
     /// A repetition: cannot be repeated again.
     Repeat,
+    /// A lookaround assertion (Python lets it be repeated; the engine does not).
+    Look,
     Other,
 }
 
@@ -546,10 +548,27 @@ impl Parser {
                     match last.kind {
                         Kind::At | Kind::Dollar => return err("nothing to repeat"),
                         Kind::Repeat => return err("multiple repeat"),
-                        Kind::Other => {}
+                        Kind::Other | Kind::Look => {}
                     }
                     let lazy = self.match_char('?')?;
                     let possessive = !lazy && self.match_char('+')?;
+                    if last.kind == Kind::Look {
+                        // Repeating a zero-width assertion: once when required, otherwise
+                        // optional (tried first when greedy), as Python's matcher does.
+                        let text = match (min, lazy, possessive) {
+                            (0, true, _) => format!("(?:|{})", last.text),
+                            (0, _, true) => format!("(?>{}|)", last.text),
+                            (0, _, _) => format!("(?:{}|)", last.text),
+                            _ => last.text,
+                        };
+                        items.push(Item {
+                            text,
+                            lo: 0,
+                            hi: 0,
+                            kind: Kind::Repeat,
+                        });
+                        continue;
+                    }
                     let quant = match (min, max) {
                         (0, INF) => "*".to_string(),
                         (1, INF) => "+".to_string(),
@@ -698,7 +717,7 @@ impl Parser {
                         text: format!("{open}{})", inner.text),
                         lo: 0,
                         hi: 0,
-                        kind: Kind::Other,
+                        kind: Kind::Look,
                     }));
                 }
                 '(' => {
