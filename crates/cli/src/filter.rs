@@ -103,7 +103,8 @@ fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
         }
         Some(_) => {
             let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
                 j += 1;
             }
             // Scalars are short: validate them fully.
@@ -179,8 +180,8 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
         .on_missing_key
         .parse()
         .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
-    let query = Query::parse_str(&args.where_)
-        .map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
+    let query =
+        Query::parse_str(&args.where_).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
     let name = display_name(&args.file);
     let bytes = read_input(&args.file)?;
     let keys = query.top_level_keys();
@@ -246,4 +247,40 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     }
     emit(args.output.as_ref(), &out)?;
     Ok(crate::common::EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_line;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn partial_parse_keeps_needed_keys() {
+        let line = br#" {"a": [1, {"x": "}"}], "b\u0041": "q\"", "c": {"d": null}, "a": 7 } "#;
+        let v = parse_line(line, &["a", "bA", "zz"]).unwrap();
+        assert_eq!(v, json!({"a": 7, "bA": "q\""}));
+        assert_eq!(parse_line(b"[1, 2]", &["0"]).unwrap(), json!([1, 2]));
+        assert_eq!(parse_line(b"{}", &["a"]).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn partial_parse_rejects_broken_lines() {
+        for bad in [
+            &b"{\"a\": 1"[..],
+            b"{\"a\" 1}",
+            b"{\"a\": [1, 2}",
+            b"{\"a\": tru}",
+            b"{\"a\": 1,}",
+            b"{\"a\": 1} x",
+            b"{\"a\": \"x}",
+            b"{a: 1}",
+        ] {
+            assert!(
+                parse_line(bad, &["b"]).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let _: Value = parse_line(b"{\"a\": 1}", &[]).unwrap();
+    }
 }

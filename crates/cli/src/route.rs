@@ -60,7 +60,9 @@ fn jsonnet_to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, Stri
             path: &str,
         ) -> Result<Thunk<'p>, ImportError> {
             let bytes = std::fs::read(self.dir.join(path)).map_err(|_| ImportError)?;
-            let (ctx, _) = program.span_manager_mut().insert_source_context(bytes.len());
+            let (ctx, _) = program
+                .span_manager_mut()
+                .insert_source_context(bytes.len());
             program
                 .load_source(ctx, &bytes, true, path)
                 .map_err(|_| ImportError)
@@ -127,11 +129,16 @@ pub(crate) fn find_routed(config: &Value) -> Result<(Vec<Value>, Map<String, Val
         match v {
             None | Some(Value::Null) => Ok(Map::new()),
             Some(Value::Object(m)) => Ok(m.clone()),
-            Some(other) => Err(format!("extra_info_templates must be an object, got {other}")),
+            Some(other) => Err(format!(
+                "extra_info_templates must be an object, got {other}"
+            )),
         }
     };
     if config.get("routes").is_some() {
-        return Ok((vec![config.clone()], templates(config.get("extra_info_templates"))?));
+        return Ok((
+            vec![config.clone()],
+            templates(config.get("extra_info_templates"))?,
+        ));
     }
     if class_is(config, "QueryRoutedMetric") {
         let init = config.get("init_args").cloned().unwrap_or(Value::Null);
@@ -154,9 +161,11 @@ pub(crate) fn find_routed(config: &Value) -> Result<(Vec<Value>, Map<String, Val
             return Ok((routed, t));
         }
     }
-    Err("no routes: expected {\"routes\": [...]}, a QueryRoutedMetric object, or an EvalSetup \
+    Err(
+        "no routes: expected {\"routes\": [...]}, a QueryRoutedMetric object, or an EvalSetup \
          whose init_args.metrics holds one"
-        .into())
+            .into(),
+    )
 }
 
 fn load_config(path: &Path) -> Result<Value, Failure> {
@@ -168,11 +177,13 @@ fn load_config(path: &Path) -> Result<Value, Failure> {
         .is_some_and(|e| e == "jsonnet" || e == "libsonnet");
     let text = if is_jsonnet {
         let dir = path.parent().unwrap_or(Path::new("."));
-        jsonnet_to_json(&bytes, &name, dir).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
+        jsonnet_to_json(&bytes, &name, dir)
+            .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
     } else {
         String::from_utf8(bytes).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
     };
-    serde_json::from_str(&text).map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))
 }
 
 /// Run `routeval route`.
@@ -225,7 +236,10 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         let rec: Value = serde_json::from_str(line)
             .map_err(|e| Failure::bad_input(format!("{}: invalid JSON: {e}", at())))?;
         if !rec.is_object() {
-            return Err(Failure::bad_input(format!("{}: a record must be a JSON object", at())));
+            return Err(Failure::bad_input(format!(
+                "{}: a record must be a JSON object",
+                at()
+            )));
         }
         let mut info = match rec.get("extra_info") {
             None | Some(Value::Null) => Map::new(),
@@ -238,10 +252,12 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             }
         };
         for k in &template_keys {
-            let tmpl = env.get_template(k).map_err(|e| Failure::bad_input(e.to_string()))?;
-            let rendered = tmpl
-                .render(minijinja::value::Serde(&info))
-                .map_err(|e| Failure::bad_input(format!("{}: extra_info_templates.{k}: {e}", at())))?;
+            let tmpl = env
+                .get_template(k)
+                .map_err(|e| Failure::bad_input(e.to_string()))?;
+            let rendered = tmpl.render(minijinja::value::Serde(&info)).map_err(|e| {
+                Failure::bad_input(format!("{}: extra_info_templates.{k}: {e}", at()))
+            })?;
             info.insert(k.clone(), Value::String(rendered));
         }
         let info = Value::Object(info);
@@ -259,7 +275,10 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let mut details: Vec<Map<String, Value>> = vec![Map::new(); records.len()];
     for qr in &metrics {
         // Shard over threads; the merged accumulator equals one pass.
-        let chunk = records.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
+        let chunk = records
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
         let accs: Vec<_> = {
             use rayon::prelude::*;
             records
@@ -276,7 +295,9 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
                 .collect()
         };
         let acc = Accumulator::merge_all(accs);
-        let result = qr.finish(acc).map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
+        let result = qr
+            .finish(acc)
+            .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
         let names: Vec<String> = qr
             .routes()
             .iter()
@@ -293,7 +314,12 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             eprintln!(
                 "warning: {} instance(s) matched no route (lines {:?}...)",
                 result.unmatched.len(),
-                result.unmatched.iter().take(10).map(|&i| line_of[i]).collect::<Vec<_>>()
+                result
+                    .unmatched
+                    .iter()
+                    .take(10)
+                    .map(|&i| line_of[i])
+                    .collect::<Vec<_>>()
             );
         }
         for (k, v) in result.summary {
@@ -335,8 +361,9 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             for (k, v) in d {
                 obj.insert(k, v);
             }
-            writeln!(w, "{}", to_python_json(&Value::Object(obj), None))
-                .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
+            writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
+                Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
+            })?;
         }
         w.flush()
             .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 fn data_dir() -> PathBuf {
     let dir = std::env::var("QUERY_BENCH_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/query-bench"));
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/query-bench")
+        });
     if !dir.join("data.jsonl").exists() {
         let shared = std::env::var("ROUTEVAL_SHARED").unwrap_or_else(|_| "../shared".into());
         let script = PathBuf::from(shared).join("bench/query_bench_gen.py");
@@ -77,7 +79,10 @@ fn bench(c: &mut Criterion) {
             cpu as f64 / 1e6
         );
     }
-    eprintln!("  all 5 routes, route-major: thread CPU {:.1} ms", total_cpu as f64 / 1e6);
+    eprintln!(
+        "  all 5 routes, route-major: thread CPU {:.1} ms",
+        total_cpu as f64 / 1e6
+    );
     let t = std::time::Instant::now();
     let c0 = thread_cpu_ns();
     let mut per_route = vec![0usize; queries.len()];
@@ -107,7 +112,10 @@ fn bench(c: &mut Criterion) {
             }
         }
         let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b - a).unwrap_or(0);
-        eprintln!("  cached floor (~100k x 5): thread CPU {:.1} ms ({n})", cpu as f64 / 1e6);
+        eprintln!(
+            "  cached floor (~100k x 5): thread CPU {:.1} ms ({n})",
+            cpu as f64 / 1e6
+        );
         for (name, q) in &queries {
             let c0 = thread_cpu_ns();
             for _ in 0..(100_000 / 64) {
@@ -118,6 +126,7 @@ fn bench(c: &mut Criterion) {
             let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b - a).unwrap_or(0);
             eprintln!("    {name}: cached {:.1} ms", cpu as f64 / 1e6);
         }
+        black_box(n);
     }
     let mut g = c.benchmark_group("query_dsl");
     g.sample_size(20);
@@ -156,7 +165,7 @@ fn bench(c: &mut Criterion) {
             routes
                 .values()
                 .map(|w| Query::parse(black_box(w)).unwrap())
-                .count()
+                .collect::<Vec<_>>()
         })
     });
     g.finish();

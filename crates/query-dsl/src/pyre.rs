@@ -444,8 +444,7 @@ impl Parser {
     /// A sequence of items up to `|`, `)` or the end.
     fn parse_seq(&mut self, nested: usize, first: bool, mut flags: Flags) -> Result<Item, String> {
         let mut items: Vec<Item> = Vec::new();
-        loop {
-            let Some(tok) = self.peek()? else { break };
+        while let Some(tok) = self.peek()? {
             if !tok.esc && (tok.ch == '|' || tok.ch == ')') {
                 break;
             }
@@ -456,7 +455,10 @@ impl Parser {
                 }
                 if tok.ch == '#' {
                     while let Some(t) = self.next_tok()? {
-                        if t == (Tok { ch: '\n', esc: false }) {
+                        if t == (Tok {
+                            ch: '\n',
+                            esc: false,
+                        }) {
                             break;
                         }
                     }
@@ -485,7 +487,11 @@ impl Parser {
                     r"[^\n]".into()
                 })),
                 '^' => items.push(Item {
-                    text: if flags.m { "(?m:^)".into() } else { r"\A".into() },
+                    text: if flags.m {
+                        "(?m:^)".into()
+                    } else {
+                        r"\A".into()
+                    },
                     lo: 0,
                     hi: 0,
                     kind: Kind::At,
@@ -511,7 +517,12 @@ impl Parser {
                         '*' => (0, INF),
                         '+' => (1, INF),
                         _ => {
-                            if self.peek()? == Some(Tok { ch: '}', esc: false }) {
+                            if self.peek()?
+                                == Some(Tok {
+                                    ch: '}',
+                                    esc: false,
+                                })
+                            {
                                 items.push(unit(literal('{' as u32, flags)));
                                 continue;
                             }
@@ -608,12 +619,11 @@ impl Parser {
         }
         // A `$` ending a top-level branch may consume the final newline: the search result is
         // the same, and the pattern stays lookaround-free (fast).
-        if nested == 1 {
-            if let Some(last) = items.last_mut() {
-                if last.kind == Kind::Dollar {
-                    last.text = r"(?:\n?\z)".into();
-                }
-            }
+        if nested == 1
+            && let Some(last) = items.last_mut()
+            && last.kind == Kind::Dollar
+        {
+            last.text = r"(?:\n?\z)".into();
         }
         let mut text = String::new();
         let (mut lo, mut hi) = (0u64, 0u64);
@@ -679,7 +689,10 @@ impl Parser {
                 '#' => loop {
                     match self.next_tok()? {
                         None => return err("missing ), unterminated comment"),
-                        Some(Tok { ch: ')', esc: false }) => return Ok(None),
+                        Some(Tok {
+                            ch: ')',
+                            esc: false,
+                        }) => return Ok(None),
                         Some(_) => {}
                     }
                 },
@@ -745,7 +758,12 @@ impl Parser {
                     let yes = self.parse_seq(nested + 1, false, *flags)?;
                     let no = if self.match_char('|')? {
                         let no = self.parse_seq(nested + 1, false, *flags)?;
-                        if self.peek()? == Some(Tok { ch: '|', esc: false }) {
+                        if self.peek()?
+                            == Some(Tok {
+                                ch: '|',
+                                esc: false,
+                            })
+                        {
                             return err("conditional backref with more than two branches");
                         }
                         Some(no)
@@ -770,32 +788,30 @@ impl Parser {
                     capture = false;
                     atomic = true;
                 }
-                c if "iLmsxatu-".contains(c) && !t.esc => {
-                    match self.parse_flags(c)? {
-                        None => {
-                            if !first || !seq_empty {
-                                return err("global flags not at the start of the expression");
-                            }
-                            *flags = self.global;
-                            return Ok(None);
+                c if "iLmsxatu-".contains(c) && !t.esc => match self.parse_flags(c)? {
+                    None => {
+                        if !first || !seq_empty {
+                            return err("global flags not at the start of the expression");
                         }
-                        Some((add, del)) => {
-                            capture = false;
-                            sub_flags = apply_scoped(*flags, &add, &del);
-                        }
+                        *flags = self.global;
+                        return Ok(None);
                     }
-                }
+                    Some((add, del)) => {
+                        capture = false;
+                        sub_flags = apply_scoped(*flags, &add, &del);
+                    }
+                },
                 _ => return err(format!("unknown extension ?{}", t.ch)),
             }
         }
         let gid = if capture {
-            if let Some(n) = &name {
-                if let Some(&old) = self.names.get(n) {
-                    return err(format!(
-                        "redefinition of group name '{n}' as group {}; was group {old}",
-                        self.groups + 1
-                    ));
-                }
+            if let Some(n) = &name
+                && let Some(&old) = self.names.get(n)
+            {
+                return err(format!(
+                    "redefinition of group name '{n}' as group {}; was group {old}",
+                    self.groups + 1
+                ));
             }
             self.groups += 1;
             self.widths.push(None);
@@ -903,7 +919,10 @@ impl Parser {
                 del.push(c);
                 match self.next_tok()? {
                     None => return err("missing :"),
-                    Some(Tok { ch: ':', esc: false }) => break,
+                    Some(Tok {
+                        ch: ':',
+                        esc: false,
+                    }) => break,
                     Some(Tok { ch, esc: false }) if FLAGS.contains(ch) => c = ch,
                     Some(t) => {
                         return err(if t.ch.is_alphabetic() && !t.esc {
@@ -942,9 +961,7 @@ impl Parser {
             'Z' => at(r"\z".into()),
             'b' => at(if flags.a { M_WBA } else { M_WB }.to_string()),
             'B' => at(if flags.a { M_NWBA } else { M_NWB }.to_string()),
-            'd' | 'D' | 's' | 'S' | 'w' | 'W' => {
-                unit(format!("[{}]", category_inner(c, flags.a)))
-            }
+            'd' | 'D' | 's' | 'S' | 'w' | 'W' => unit(format!("[{}]", category_inner(c, flags.a))),
             '0' => {
                 let digits = self.get_while(2, |c| ('0'..='7').contains(&c))?;
                 let v = u32::from_str_radix(&format!("0{digits}"), 8).unwrap_or(0);
@@ -956,18 +973,19 @@ impl Parser {
                     self.pos += 1;
                     digits.push(d);
                     let octal = |c: char| ('0'..='7').contains(&c);
-                    if octal(c) && octal(d) {
-                        if let Some(e) = self.next_is_in(octal)? {
-                            self.pos += 1;
-                            digits.push(e);
-                            let v = u32::from_str_radix(&digits, 8).unwrap_or(u32::MAX);
-                            if v > 0o377 {
-                                return err(format!(
-                                    "octal escape value \\{digits} outside of range 0-0o377"
-                                ));
-                            }
-                            return Ok(unit(literal(v, flags)));
+                    if octal(c)
+                        && octal(d)
+                        && let Some(e) = self.next_is_in(octal)?
+                    {
+                        self.pos += 1;
+                        digits.push(e);
+                        let v = u32::from_str_radix(&digits, 8).unwrap_or(u32::MAX);
+                        if v > 0o377 {
+                            return err(format!(
+                                "octal escape value \\{digits} outside of range 0-0o377"
+                            ));
                         }
+                        return Ok(unit(literal(v, flags)));
                     }
                 }
                 let gid: usize = digits.parse().unwrap_or(usize::MAX);
@@ -1036,7 +1054,13 @@ impl Parser {
             let Some(this) = self.next_tok()? else {
                 return err("unterminated character set");
             };
-            if this == (Tok { ch: ']', esc: false }) && !set.is_empty() {
+            if this
+                == (Tok {
+                    ch: ']',
+                    esc: false,
+                })
+                && !set.is_empty()
+            {
                 break;
             }
             let code1 = if this.esc {
@@ -1048,7 +1072,12 @@ impl Parser {
                 let Some(that) = self.next_tok()? else {
                     return err("unterminated character set");
                 };
-                if that == (Tok { ch: ']', esc: false }) {
+                if that
+                    == (Tok {
+                        ch: ']',
+                        esc: false,
+                    })
+                {
                     set.push(code1);
                     set.push(ClassItem::Range('-' as u32, '-' as u32));
                     break;

@@ -83,9 +83,7 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
         }
         _ => match (as_num(a), as_num(b)) {
             (Some(x), Some(y)) => cmp_num(x, y) == Some(Ordering::Equal),
@@ -120,7 +118,11 @@ pub fn py_float_repr(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // `{:e}` gives the shortest round-trip digits in scientific form: d.ddde[-]N.
     let sci = format!("{:e}", x.abs());
@@ -128,7 +130,7 @@ pub fn py_float_repr(x: f64) -> String {
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| *c != '.').collect();
     let sign = if x < 0.0 { "-" } else { "" };
-    if exp < -4 || exp >= 16 {
+    if !(-4..16).contains(&exp) {
         let m = if digits.len() == 1 {
             digits.clone()
         } else {

@@ -53,7 +53,9 @@ pub enum RouteError {
         index: usize,
     },
     /// Instances matched no route and `on_unmatched` is `error`.
-    #[error("unmatched: {count} instance(s) matched no route (0-based indexes, first 10: {first:?})")]
+    #[error(
+        "unmatched: {count} instance(s) matched no route (0-based indexes, first 10: {first:?})"
+    )]
     Unmatched {
         /// How many instances matched no route.
         count: usize,
@@ -256,7 +258,8 @@ impl Accumulator for RoutedAccumulator {
         };
         self.unmatched.extend(other.unmatched);
         if self.routes.len() < other.routes.len() {
-            self.routes.resize_with(other.routes.len(), RouteAcc::default);
+            self.routes
+                .resize_with(other.routes.len(), RouteAcc::default);
         }
         for (mine, theirs) in self.routes.iter_mut().zip(other.routes) {
             mine.rows.extend(theirs.rows);
@@ -329,7 +332,9 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         on_missing_key: OnMissingKey,
     ) -> Result<Self, RouteError> {
         if routes.is_empty() {
-            return Err(RouteError::BadRoute("routes must be a non-empty list".into()));
+            return Err(RouteError::BadRoute(
+                "routes must be a non-empty list".into(),
+            ));
         }
         let mut seen = std::collections::HashSet::new();
         for r in &routes {
@@ -347,10 +352,10 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                     r.name
                 )));
             }
-            if let Some(g) = &r.group_by {
-                if g.has_wildcard() {
-                    return Err(RouteError::BadGroupBy(g.as_str().to_string()));
-                }
+            if let Some(g) = &r.group_by
+                && g.has_wildcard()
+            {
+                return Err(RouteError::BadGroupBy(g.as_str().to_string()));
             }
         }
         Ok(QueryRoutedMetric {
@@ -375,10 +380,14 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         let on_unmatched = OnUnmatched::from_json(config.get("on_unmatched"))?;
         let on_missing_key = OnMissingKey::from_json(config.get("on_missing_key"))?;
         let Some(Value::Array(list)) = config.get("routes") else {
-            return Err(RouteError::BadRoute("routes must be a non-empty list".into()));
+            return Err(RouteError::BadRoute(
+                "routes must be a non-empty list".into(),
+            ));
         };
         if list.is_empty() {
-            return Err(RouteError::BadRoute("routes must be a non-empty list".into()));
+            return Err(RouteError::BadRoute(
+                "routes must be a non-empty list".into(),
+            ));
         }
         let mut routes = Vec::with_capacity(list.len());
         let mut seen = std::collections::HashSet::new();
@@ -477,10 +486,10 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         acc.max_index = Some(acc.max_index.map_or(index, |m| m.max(index)));
         let mut hit = false;
         for (route, racc) in self.routes.iter().zip(acc.routes.iter_mut()) {
-            if let Some((at, _)) = &racc.selection_error {
-                if *at < index {
-                    continue;
-                }
+            if let Some((at, _)) = &racc.selection_error
+                && *at < index
+            {
+                continue;
             }
             match route.where_.matches(extra_info, self.on_missing_key) {
                 Err(e) => racc.selection_error = Some((index, e.into())),

@@ -52,7 +52,10 @@ fn matcher_cases_golden() {
         total += n;
         failures.append(&mut fails);
     }
-    assert!(total >= 652, "expected at least 652 matcher cases, found {total}");
+    assert!(
+        total >= 652,
+        "expected at least 652 matcher cases, found {total}"
+    );
     assert!(
         failures.is_empty(),
         "{} of {total} matcher cases failed:\n{}",

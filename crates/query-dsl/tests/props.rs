@@ -28,7 +28,8 @@ fn scalar() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         (-3i64..4).prop_map(Value::from),
-        prop_oneof![Just(0.5f64), Just(1.0), Just(-0.0), Just(2.5), Just(1e16)].prop_map(Value::from),
+        prop_oneof![Just(0.5f64), Just(1.0), Just(-0.0), Just(2.5), Just(1e16)]
+            .prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
         prop_oneof![
             Just("a".to_string()),
@@ -58,7 +59,12 @@ fn json_value() -> impl Strategy<Value = Value> {
 
 fn path() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        prop_oneof![key(), Just("-1".to_string()), Just("1".to_string()), Just("".to_string())],
+        prop_oneof![
+            key(),
+            Just("-1".to_string()),
+            Just("1".to_string()),
+            Just("".to_string())
+        ],
         1..4,
     )
     .prop_map(|segs| segs.join("."))
@@ -66,8 +72,24 @@ fn path() -> impl Strategy<Value = String> {
 
 fn operator() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
-        "eq", "ne", "in", "not_in", "regex", "exists", "gt", "gte", "lt", "lte", "elem_match",
-        "==", "!=", ">", ">=", "<", "<=", "nope",
+        "eq",
+        "ne",
+        "in",
+        "not_in",
+        "regex",
+        "exists",
+        "gt",
+        "gte",
+        "lt",
+        "lte",
+        "elem_match",
+        "==",
+        "!=",
+        ">",
+        ">=",
+        "<",
+        "<=",
+        "nope",
     ])
     .prop_map(str::to_string)
 }

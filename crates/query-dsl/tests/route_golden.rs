@@ -5,9 +5,7 @@
 mod common;
 
 use common::{golden_files, read_lines};
-use routeval_query_dsl::route::{
-    QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean,
-};
+use routeval_query_dsl::route::{QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean};
 use serde_json::{Map, Value};
 
 struct Stub {
@@ -98,7 +96,9 @@ fn check_file(path: &std::path::Path) -> (usize, Vec<String>) {
         let id = case["id"].as_str().unwrap_or("?");
         let got = run(&case);
         let ok = match (&got, &case["expect"]) {
-            (Err(e), Value::String(s)) if s == "error" => case["error_kind"].as_str() == Some(e.kind()),
+            (Err(e), Value::String(s)) if s == "error" => {
+                case["error_kind"].as_str() == Some(e.kind())
+            }
             (Ok(v), exp @ Value::Object(_)) => same(v, exp),
             _ => false,
         };
@@ -126,13 +126,22 @@ fn route_cases_golden() {
         total += n;
         failures.append(&mut fl);
     }
-    assert!(total >= 34, "expected at least 34 route cases, found {total}");
-    assert!(failures.is_empty(), "{} of {total} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        total >= 34,
+        "expected at least 34 route cases, found {total}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {total} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn route_cases_fixture_copy() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/route_cases.jsonl");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/route_cases.jsonl");
     let (n, failures) = check_file(&path);
     assert!(n >= 34);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -47,9 +47,11 @@ impl BuiltinMetric {
                 "char_f1" => Ok(BuiltinMetric::CharF1),
                 "output_length_stats" => Ok(BuiltinMetric::OutputLengthStats),
                 other => match other.strip_prefix("score:") {
-                    Some(p) => Ok(BuiltinMetric::Score(Path::parse(p).map_err(|e| {
-                        RouteError::BadMetric(format!("{other:?}: {e}"))
-                    })?)),
+                    Some(p) => {
+                        Ok(BuiltinMetric::Score(Path::parse(p).map_err(|e| {
+                            RouteError::BadMetric(format!("{other:?}: {e}"))
+                        })?))
+                    }
                     None => Err(RouteError::BadMetric(format!(
                         "unknown metric {other:?} (known: exact_match, char_f1, \
                          output_length_stats, score:PATH)"
@@ -68,10 +70,11 @@ impl BuiltinMetric {
                     "CharF1" => Ok(BuiltinMetric::CharF1),
                     "OutputLengthStats" => Ok(BuiltinMetric::OutputLengthStats),
                     "Score" => match m.get("init_args").and_then(|a| a.get("path")) {
-                        Some(Value::String(p)) => Ok(BuiltinMetric::Score(
-                            Path::parse(p)
-                                .map_err(|e| RouteError::BadMetric(format!("{p:?}: {e}")))?,
-                        )),
+                        Some(Value::String(p)) => {
+                            Ok(BuiltinMetric::Score(Path::parse(p).map_err(|e| {
+                                RouteError::BadMetric(format!("{p:?}: {e}"))
+                            })?))
+                        }
                         _ => Err(RouteError::BadMetric(
                             "Score needs init_args.path (a string)".into(),
                         )),
@@ -112,11 +115,11 @@ pub fn char_f1(a: &str, b: &str) -> f64 {
     }
     let mut common = 0usize;
     for c in b.chars() {
-        if let Some(n) = counts.get_mut(&c) {
-            if *n > 0 {
-                *n -= 1;
-                common += 1;
-            }
+        if let Some(n) = counts.get_mut(&c)
+            && *n > 0
+        {
+            *n -= 1;
+            common += 1;
         }
     }
     if common == 0 {
@@ -161,9 +164,7 @@ impl RouteMetric for BuiltinMetric {
         Ok(match self {
             BuiltinMetric::ExactMatch => {
                 let out = py_strip(output(instance)?);
-                let hit = references(instance)?
-                    .iter()
-                    .any(|r| py_strip(r) == out);
+                let hit = references(instance)?.iter().any(|r| py_strip(r) == out);
                 one("exact_match", Value::Bool(hit))
             }
             BuiltinMetric::CharF1 => {
@@ -179,7 +180,9 @@ impl RouteMetric for BuiltinMetric {
                 Value::from(output(instance)?.chars().count() as u64),
             ),
             BuiltinMetric::Score(p) => match p.resolve(instance) {
-                Resolved::One(v @ (Value::Number(_) | Value::Bool(_))) => one(p.as_str(), v.clone()),
+                Resolved::One(v @ (Value::Number(_) | Value::Bool(_))) => {
+                    one(p.as_str(), v.clone())
+                }
                 Resolved::One(v) => {
                     return Err(format!("score {:?} is not a number: {v}", p.as_str()));
                 }
@@ -199,7 +202,8 @@ impl RouteMetric for BuiltinMetric {
             BuiltinMetric::CharF1 => "char_f1",
             BuiltinMetric::Score(p) => p.as_str(),
             BuiltinMetric::OutputLengthStats => {
-                let lens: Vec<&Value> = rows.iter().filter_map(|r| r.get("output_length")).collect();
+                let lens: Vec<&Value> =
+                    rows.iter().filter_map(|r| r.get("output_length")).collect();
                 let nums = lens.iter().filter_map(|v| v.as_u64());
                 let (min, max) = nums.fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
                 if let Some(avg) = py_mean(lens.iter().copied()) {
