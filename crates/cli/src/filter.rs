@@ -12,7 +12,6 @@
 use crate::common::{Failure, display_name, emit, read_input};
 use rayon::prelude::*;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
-use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -71,13 +70,53 @@ fn skip_string(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
     }
 }
 
-/// End (exclusive) of the JSON value starting at `b[i]` (structure only: strings, brackets).
+/// Whether `s` is a JSON number (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
+fn is_json_number(s: &[u8]) -> bool {
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let st = *i;
+        while *i < s.len() && s[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > st
+    };
+    if s.first() == Some(&b'-') {
+        i += 1;
+    }
+    if s.get(i) == Some(&b'0') {
+        i += 1;
+    } else if !digits(&mut i) {
+        return false;
+    }
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == s.len()
+}
+
+/// End (exclusive) of the JSON value starting at `b[i]` (structure only: strings, brackets,
+/// scalar tokens).
 fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
     match b.get(i) {
         None => Err(scan_error("expected a value", i)),
         Some(b'"') => skip_string(b, i),
         Some(b'{' | b'[') => {
-            let mut stack: Vec<u8> = vec![b[i]];
+            // Open brackets as a bit stack (1 = object); deeper nesting spills to a Vec.
+            let mut bits: u64 = u64::from(b[i] == b'{');
+            let mut depth = 1usize;
+            let mut spill: Vec<u64> = Vec::new();
             let mut j = i + 1;
             while let Some(&c) = b.get(j) {
                 match c {
@@ -85,14 +124,25 @@ fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
                         j = skip_string(b, j)?;
                         continue;
                     }
-                    b'{' | b'[' => stack.push(c),
+                    b'{' | b'[' => {
+                        if depth % 64 == 0 {
+                            spill.push(bits);
+                            bits = 0;
+                        }
+                        bits = (bits << 1) | u64::from(c == b'{');
+                        depth += 1;
+                    }
                     b'}' | b']' => {
-                        let open = stack.pop().unwrap_or(0);
-                        if (open == b'{') != (c == b'}') {
+                        if (bits & 1 == 1) != (c == b'}') {
                             return Err(scan_error("mismatched bracket", j));
                         }
-                        if stack.is_empty() {
+                        bits >>= 1;
+                        depth -= 1;
+                        if depth == 0 {
                             return Ok(j + 1);
+                        }
+                        if depth % 64 == 0 {
+                            bits = spill.pop().unwrap_or(0);
                         }
                     }
                     _ => {}
@@ -107,9 +157,12 @@ fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
             {
                 j += 1;
             }
-            // Scalars are short: validate them fully.
-            serde_json::from_slice::<IgnoredAny>(&b[i..j])?;
-            Ok(j)
+            let tok = &b[i..j];
+            if matches!(tok, b"true" | b"false" | b"null") || is_json_number(tok) {
+                Ok(j)
+            } else {
+                Err(scan_error("invalid value", i))
+            }
         }
     }
 }
