@@ -61,6 +61,8 @@ pub struct PyRegex {
     /// Used for the empty haystack when the pattern has `\B` (Python 3.11's `\B` never matches
     /// in an empty string).
     empty: Option<fancy_regex::Regex>,
+    /// Plain literal patterns (`abc`, `^abc`): searched without the engine.
+    literal: Option<(bool, String)>,
 }
 
 impl PartialEq for PyRegex {
@@ -96,11 +98,19 @@ impl PyRegex {
         } else {
             None
         };
+        // A pattern without any metacharacter is a literal substring (or prefix after `^`).
+        let body = pattern.strip_prefix('^').unwrap_or(pattern);
+        let literal = (!body.is_empty()
+            && body
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/' | ':' | ',')))
+        .then(|| (pattern.starts_with('^'), body.to_string()));
         Ok(PyRegex {
             pattern: pattern.to_string(),
             fast,
             exact,
             empty,
+            literal,
         })
     }
 
@@ -114,6 +124,13 @@ impl PyRegex {
     /// # Errors
     /// The engine's message when its backtracking limit is exceeded (Python would keep going).
     pub fn search(&self, haystack: &str) -> Result<bool, String> {
+        if let Some((anchored, lit)) = &self.literal {
+            return Ok(if *anchored {
+                haystack.starts_with(lit.as_str())
+            } else {
+                haystack.contains(lit.as_str())
+            });
+        }
         let re = if haystack.is_empty() {
             self.empty.as_ref().unwrap_or(&self.fast)
         } else if haystack.is_ascii() {

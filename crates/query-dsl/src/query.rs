@@ -149,10 +149,24 @@ pub enum Resolved<'a> {
     Many(Vec<&'a Value>),
 }
 
+/// Key lookup. Small objects are scanned in order comparing lengths first: the entries are
+/// contiguous, so this touches fewer scattered cache lines than hashing and probing (most
+/// instance metadata objects are small and are looked up several times per instance).
+#[inline]
+fn lookup<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if m.len() <= 16 {
+        m.iter()
+            .find(|(k, _)| k.len() == key.len() && k.as_str() == key)
+            .map(|(_, v)| v)
+    } else {
+        m.get(key)
+    }
+}
+
 fn resolve<'a>(mut node: &'a Value, segs: &[Segment]) -> Resolved<'a> {
     for (pos, seg) in segs.iter().enumerate() {
         match node {
-            Value::Object(m) => match m.get(&seg.text) {
+            Value::Object(m) => match lookup(m, &seg.text) {
                 Some(v) => node = v,
                 None => return Resolved::Missing,
             },
