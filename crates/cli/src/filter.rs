@@ -125,7 +125,7 @@ fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
                         continue;
                     }
                     b'{' | b'[' => {
-                        if depth % 64 == 0 {
+                        if depth.is_multiple_of(64) {
                             spill.push(bits);
                             bits = 0;
                         }
@@ -141,7 +141,7 @@ fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
                         if depth == 0 {
                             return Ok(j + 1);
                         }
-                        if depth % 64 == 0 {
+                        if depth.is_multiple_of(64) {
                             bits = spill.pop().unwrap_or(0);
                         }
                     }

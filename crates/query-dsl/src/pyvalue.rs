@@ -204,7 +204,7 @@ mod tests {
         assert!(py_eq(&json!(true), &json!(1.0)));
         assert!(py_eq(&json!({"a": 1}), &json!({"a": true})));
         assert!(!py_eq(&json!("7"), &json!(7)));
-        assert!(py_eq(&json!(u64::MAX), &json!(18446744073709551615.0)) == false);
+        assert!(!py_eq(&json!(u64::MAX), &json!(18446744073709551615.0)));
     }
 }
 

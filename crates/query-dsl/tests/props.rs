@@ -190,8 +190,8 @@ proptest! {
         bounds.sort_unstable();
         let shards: Vec<_> = bounds.windows(2).map(|w| {
             let mut acc = qr.accumulator();
-            for i in w[0]..w[1] {
-                qr.observe(&mut acc, i, &data[i], &data[i]["extra_info"]);
+            for (i, d) in data.iter().enumerate().take(w[1]).skip(w[0]) {
+                qr.observe(&mut acc, i, d, &d["extra_info"]);
             }
             acc
         }).collect();

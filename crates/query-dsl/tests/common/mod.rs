@@ -24,10 +24,11 @@ pub(crate) fn golden_files(suffix: &str, keep: impl Fn(&str) -> bool) -> Option<
             let p = entry.expect("dir entry").path();
             if p.is_dir() {
                 stack.push(p);
-            } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
-                if name.ends_with(suffix) && keep(name) {
-                    out.push(p);
-                }
+            } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
+                && name.ends_with(suffix)
+                && keep(name)
+            {
+                out.push(p);
             }
         }
     }
