@@ -50,24 +50,31 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// End (exclusive) of the JSON string starting at `b[i] == b'"'`.
+/// End (exclusive) of the JSON string starting at `b[i] == b'"'`. Short strings (most keys
+/// and values) are scanned bytewise; long ones with `memchr2`.
 fn skip_string(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
     let mut j = i + 1;
-    loop {
+    let short_end = (j + 24).min(b.len());
+    while j < short_end {
+        match b[j] {
+            b'"' => return Ok(j + 1),
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
+    while j < b.len() {
         match memchr::memchr2(b'"', b'\\', &b[j..]) {
-            None => return Err(scan_error("unterminated string", i)),
+            None => break,
             Some(k) => {
                 if b[j + k] == b'\\' {
                     j += k + 2;
-                    if j > b.len() {
-                        return Err(scan_error("unterminated string", i));
-                    }
                 } else {
                     return Ok(j + k + 1);
                 }
             }
         }
     }
+    Err(scan_error("unterminated string", i))
 }
 
 /// Whether `s` is a JSON number (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).

@@ -375,6 +375,15 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
 }
 
 fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) -> Failure {
+    if let RouteError::Unmatched { count, first } = e {
+        let lines: Vec<usize> = first
+            .iter()
+            .map(|&i| line_of.get(i).copied().unwrap_or(i + 1))
+            .collect();
+        return Failure::bad_input(format!(
+            "{data}: unmatched: {count} instance(s) matched no route (on_unmatched=error); first lines: {lines:?}"
+        ));
+    }
     match e.instance_index() {
         Some(i) => Failure::bad_input(format!(
             "{data}:{}: {e}",
