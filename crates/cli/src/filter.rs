@@ -9,11 +9,12 @@
 //! on stdout then. Members the query does not read are checked for structure only (strings
 //! terminated, brackets balanced, scalars valid), not parsed.
 
-use crate::common::{Failure, display_name, emit, read_input};
+use crate::common::{Failure, display_name, emit, open_input};
 use rayon::prelude::*;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::io::Read;
 use std::path::PathBuf;
 
 /// Arguments of `routeval filter`.
@@ -234,6 +235,73 @@ enum LineError {
     Query(QueryError),
 }
 
+/// Bytes read per chunk: the input is streamed through one reused buffer.
+const CHUNK: usize = 8 << 20;
+
+/// Evaluate the complete lines of `region` (1-based numbering from `first_line`), appending
+/// matching lines to `out` (unless counting) and counting matches and non-blank lines.
+#[allow(clippy::too_many_arguments)]
+fn process_region(
+    region: &[u8],
+    first_line: usize,
+    query: &Query,
+    keys: &[&str],
+    omk: OnMissingKey,
+    name: &str,
+    keep_lines: bool,
+    out: &mut Vec<u8>,
+    count: &mut u64,
+    total: &mut u64,
+) -> Result<usize, Failure> {
+    let mut spans = Vec::new();
+    let mut start = 0usize;
+    for nl in memchr::memchr_iter(b'\n', region) {
+        spans.push((start, nl));
+        start = nl + 1;
+    }
+    if start < region.len() {
+        spans.push((start, region.len()));
+    }
+    let results: Vec<Result<Option<bool>, LineError>> = spans
+        .par_iter()
+        .with_min_len(512)
+        .map(|&(a, b)| {
+            let line = &region[a..b];
+            if line.iter().all(|c| c.is_ascii_whitespace()) {
+                return Ok(None);
+            }
+            let v = parse_line(line, keys).map_err(LineError::Json)?;
+            query.matches(&v, omk).map(Some).map_err(LineError::Query)
+        })
+        .collect();
+    for (i, r) in results.into_iter().enumerate() {
+        let line_no = first_line + i;
+        match r {
+            Ok(None) => {}
+            Ok(Some(m)) => {
+                *total += 1;
+                if m {
+                    *count += 1;
+                    if keep_lines {
+                        let (a, b) = spans[i];
+                        out.extend_from_slice(&region[a..b]);
+                        out.push(b'\n');
+                    }
+                }
+            }
+            Err(LineError::Json(e)) => {
+                return Err(Failure::bad_input(format!(
+                    "{name}:{line_no}: invalid JSON: {e}"
+                )));
+            }
+            Err(LineError::Query(e)) => {
+                return Err(Failure::bad_input(format!("{name}:{line_no}: {e}")));
+            }
+        }
+    }
+    Ok(spans.len())
+}
+
 /// Run `routeval filter`.
 pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let omk: OnMissingKey = args
@@ -243,60 +311,53 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let query =
         Query::parse_str(&args.where_).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
     let name = display_name(&args.file);
-    let bytes = read_input(&args.file)?;
+    let mut reader = open_input(&args.file)?;
     let keys = query.top_level_keys();
-
-    // Line spans (split on \n only, as the JSONL producers escape U+2028/U+2029).
-    let mut spans = Vec::new();
-    let mut start = 0usize;
-    for nl in memchr::memchr_iter(b'\n', &bytes) {
-        spans.push((start, nl));
-        start = nl + 1;
-    }
-    if start < bytes.len() {
-        spans.push((start, bytes.len()));
-    }
-
-    let results: Vec<Result<Option<bool>, LineError>> = spans
-        .par_iter()
-        .with_min_len(512)
-        .map(|&(a, b)| {
-            let line = &bytes[a..b];
-            if line.iter().all(|c| c.is_ascii_whitespace()) {
-                return Ok(None);
-            }
-            let v = parse_line(line, &keys).map_err(LineError::Json)?;
-            query.matches(&v, omk).map(Some).map_err(LineError::Query)
-        })
-        .collect();
 
     let mut out = Vec::new();
     let mut count = 0u64;
     let mut total = 0u64;
-    for (i, r) in results.into_iter().enumerate() {
-        match r {
-            Ok(None) => {}
-            Ok(Some(m)) => {
-                total += 1;
-                if m {
-                    count += 1;
-                    if !args.count {
-                        let (a, b) = spans[i];
-                        out.extend_from_slice(&bytes[a..b]);
-                        out.push(b'\n');
-                    }
+    let mut next_line = 1usize;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        let old = buf.len();
+        buf.resize(old + CHUNK, 0);
+        let mut filled = old;
+        while filled < buf.len() {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
                 }
-            }
-            Err(LineError::Json(e)) => {
-                return Err(Failure::bad_input(format!(
-                    "{name}:{}: invalid JSON: {e}",
-                    i + 1
-                )));
-            }
-            Err(LineError::Query(e)) => {
-                return Err(Failure::bad_input(format!("{name}:{}: {e}", i + 1)));
+                Ok(k) => filled += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Failure::bad_input(format!("{name}: cannot read: {e}"))),
             }
         }
+        buf.truncate(filled);
+        // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
+        let end = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(p) => p + 1,
+                None => continue, // a line longer than the chunk: read more
+            }
+        };
+        next_line += process_region(
+            &buf[..end],
+            next_line,
+            &query,
+            &keys,
+            omk,
+            &name,
+            !args.count,
+            &mut out,
+            &mut count,
+            &mut total,
+        )?;
+        buf.drain(..end);
     }
     if args.count {
         out = if args.json {

@@ -81,7 +81,12 @@ pub enum Domain {
 
 impl Domain {
     /// All domains in label order.
-    pub const ALL: [Domain; 4] = [Domain::Law, Domain::Finance, Domain::Healthcare, Domain::Ood];
+    pub const ALL: [Domain; 4] = [
+        Domain::Law,
+        Domain::Finance,
+        Domain::Healthcare,
+        Domain::Ood,
+    ];
 
     /// GQR-Bench's `label2domain`: the domain for integer label `label`, or `None` outside 0..=3.
     pub fn from_label(label: i64) -> Option<Domain> {
