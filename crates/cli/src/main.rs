@@ -5,8 +5,10 @@
 
 mod common;
 mod crb;
+mod filter;
 mod gqr;
 mod rag;
+mod route;
 mod trec;
 
 use clap::{Parser, Subcommand};
@@ -23,24 +25,31 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
-    Rag(rag::RagCmd),
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
-    /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
-    Gqr(gqr::GqrArgs),
+    /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
+    Rag(rag::RagCmd),
+    /// Query-routed metrics (flexeval's QueryRoutedMetric): per-route metrics selected by
+    /// `where` queries on extra_info.
+    Route(route::RouteArgs),
+    /// Print the JSONL lines matching a `where` query (or count them).
+    Filter(filter::FilterArgs),
     /// CommonRouterBench tier routing: `crb eval` (scores_v2 and friends), `crb metrics`.
     Crb(crb::CrbArgs),
+    /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
+    Gqr(gqr::GqrArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: common::CmdResult = match cli.command {
-        Command::Rag(c) => rag::run(c),
         Command::Trec(args) => trec::run(args),
+        Command::Rag(args) => rag::run(args),
+        Command::Route(args) => route::run(args),
+        Command::Filter(args) => filter::run(args),
+        Command::Crb(args) => crb::run(args),
         Command::Gqr(args) => gqr::run(args),
-        Command::Crb(a) => crb::run(a),
     };
     common::finish(result)
 }

@@ -1,0 +1,394 @@
+//! `routeval route`: query-routed metrics (flexeval's `QueryRoutedMetric`) over model outputs.
+//!
+//! `--config` is JSON or Jsonnet (`.jsonnet`/`.libsonnet`, feature `jsonnet`), either the
+//! plain form `{"routes": [...], "on_unmatched", "on_missing_key", "extra_info_templates"}`
+//! or flexeval's form (`{class_path: 'QueryRoutedMetric', init_args: {...}}`, or a whole
+//! EvalSetup whose `init_args.metrics` holds QueryRoutedMetric entries; its
+//! `init_args.eval_dataset.init_args.extra_info_templates` are used). `--data` is JSONL of
+//! `{"lm_output", "references", "extra_info", ...}`; `where` and `group_by` see `extra_info`
+//! (`{}` when absent), after `extra_info_templates` (Jinja2 via minijinja, rendered on
+//! `extra_info`, strings overwriting same-named keys). Prints the metrics JSON (Python
+//! `json.dump(indent=4)` layout); with `--out DIR` also writes `DIR/metrics.json` and
+//! `DIR/outputs.jsonl` (each input record with the prefixed instance-level keys added at the
+//! top level, as flexeval's outputs.jsonl).
+
+use crate::common::{Failure, display_name, emit, read_input};
+use routeval_core::Accumulator;
+use routeval_query_dsl::route::metrics::BuiltinMetric;
+use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
+use routeval_query_dsl::to_python_json;
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `routeval route`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RouteArgs {
+    /// Routes: JSON or Jsonnet, plain or flexeval form.
+    #[arg(long, value_name = "ROUTES.json|.jsonnet")]
+    config: PathBuf,
+    /// Model outputs, JSONL (`-` = stdin).
+    #[arg(long, value_name = "OUTPUTS.jsonl")]
+    data: PathBuf,
+    /// Also write metrics.json and outputs.jsonl to DIR (created if needed).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print JSON (the default and only format of this subcommand; accepted for uniformity).
+    #[arg(long)]
+    json: bool,
+    /// Write what would be printed to PATH.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    output: Option<PathBuf>,
+}
+
+/// Evaluate a Jsonnet program to JSON text (imports resolve relative to `dir`).
+#[cfg(feature = "jsonnet")]
+fn jsonnet_to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, String> {
+    use rsjsonnet_lang::program::{
+        Callbacks, EvalStackTraceItem, ImportError, NativeError, Program, Thunk, Value as JValue,
+    };
+    use rsjsonnet_lang::span::SpanId;
+
+    struct Cb<'d> {
+        dir: &'d Path,
+    }
+    impl<'p> Callbacks<'p> for Cb<'_> {
+        fn import(
+            &mut self,
+            program: &mut Program<'p>,
+            _from: SpanId,
+            path: &str,
+        ) -> Result<Thunk<'p>, ImportError> {
+            let bytes = std::fs::read(self.dir.join(path)).map_err(|_| ImportError)?;
+            let (ctx, _) = program
+                .span_manager_mut()
+                .insert_source_context(bytes.len());
+            program
+                .load_source(ctx, &bytes, true, path)
+                .map_err(|_| ImportError)
+        }
+        fn import_str(
+            &mut self,
+            _program: &mut Program<'p>,
+            _from: SpanId,
+            path: &str,
+        ) -> Result<String, ImportError> {
+            std::fs::read_to_string(self.dir.join(path)).map_err(|_| ImportError)
+        }
+        fn import_bin(
+            &mut self,
+            _program: &mut Program<'p>,
+            _from: SpanId,
+            path: &str,
+        ) -> Result<Vec<u8>, ImportError> {
+            std::fs::read(self.dir.join(path)).map_err(|_| ImportError)
+        }
+        fn trace(&mut self, _p: &mut Program<'p>, message: &str, _s: &[EvalStackTraceItem]) {
+            eprintln!("jsonnet trace: {message}");
+        }
+        fn native_call(
+            &mut self,
+            _program: &mut Program<'p>,
+            _name: rsjsonnet_lang::interner::InternedStr<'p>,
+            _args: &[JValue<'p>],
+        ) -> Result<JValue<'p>, NativeError> {
+            Err(NativeError)
+        }
+    }
+
+    let arena = rsjsonnet_lang::arena::Arena::new();
+    let mut program = Program::new(&arena);
+    let mut cb = Cb { dir };
+    let (ctx, _) = program
+        .span_manager_mut()
+        .insert_source_context(source.len());
+    let thunk = program
+        .load_source(ctx, source, true, name)
+        .map_err(|e| format!("jsonnet: {e:?}"))?;
+    let value = program
+        .eval_value(&thunk, &mut cb)
+        .map_err(|e| format!("jsonnet: {e:?}"))?;
+    program
+        .manifest_json(&value, false)
+        .map_err(|e| format!("jsonnet: {e:?}"))
+}
+
+#[cfg(not(feature = "jsonnet"))]
+fn jsonnet_to_json(_source: &[u8], _name: &str, _dir: &Path) -> Result<String, String> {
+    Err("this routeval was built without the `jsonnet` feature; give a JSON config".into())
+}
+
+/// The routed-metric configs and the extra_info templates found in a config document.
+pub(crate) fn find_routed(config: &Value) -> Result<(Vec<Value>, Map<String, Value>), String> {
+    let class_is = |v: &Value, name: &str| {
+        v.get("class_path")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.rsplit('.').next() == Some(name))
+    };
+    let templates = |v: Option<&Value>| -> Result<Map<String, Value>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(m)) => Ok(m.clone()),
+            Some(other) => Err(format!(
+                "extra_info_templates must be an object, got {other}"
+            )),
+        }
+    };
+    if config.get("routes").is_some() {
+        return Ok((
+            vec![config.clone()],
+            templates(config.get("extra_info_templates"))?,
+        ));
+    }
+    if class_is(config, "QueryRoutedMetric") {
+        let init = config.get("init_args").cloned().unwrap_or(Value::Null);
+        let t = templates(init.get("extra_info_templates"))?;
+        return Ok((vec![init], t));
+    }
+    let init = config.get("init_args");
+    if let Some(Value::Array(ms)) = init.and_then(|i| i.get("metrics")) {
+        let routed: Vec<Value> = ms
+            .iter()
+            .filter(|m| class_is(m, "QueryRoutedMetric"))
+            .map(|m| m.get("init_args").cloned().unwrap_or(Value::Null))
+            .collect();
+        if !routed.is_empty() {
+            let t = templates(
+                init.and_then(|i| i.get("eval_dataset"))
+                    .and_then(|d| d.get("init_args"))
+                    .and_then(|a| a.get("extra_info_templates")),
+            )?;
+            return Ok((routed, t));
+        }
+    }
+    Err(
+        "no routes: expected {\"routes\": [...]}, a QueryRoutedMetric object, or an EvalSetup \
+         whose init_args.metrics holds one"
+            .into(),
+    )
+}
+
+fn load_config(path: &Path) -> Result<Value, Failure> {
+    let name = display_name(path);
+    let bytes = read_input(path)?;
+    let is_jsonnet = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e == "jsonnet" || e == "libsonnet");
+    let text = if is_jsonnet {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        jsonnet_to_json(&bytes, &name, dir)
+            .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
+    } else {
+        String::from_utf8(bytes).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))
+}
+
+/// Run `routeval route`.
+pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
+    let cname = display_name(&args.config);
+    let config = load_config(&args.config)?;
+    let (routed_cfgs, templates) =
+        find_routed(&config).map_err(|e| Failure::bad_input(format!("{cname}: {e}")))?;
+    let mut metrics = Vec::new();
+    for c in &routed_cfgs {
+        let qr = QueryRoutedMetric::from_config(c, BuiltinMetric::from_config)
+            .map_err(|e| Failure::bad_input(format!("{cname}: {e}")))?;
+        metrics.push(qr);
+    }
+
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // Python string/dict methods (`.split()`, `.strip()`, ...) as Jinja2 templates use them.
+    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+        .keep_trailing_newline(true)
+        .build()
+    {
+        env.set_syntax(syntax);
+    }
+    let mut template_keys = Vec::new();
+    for (k, t) in &templates {
+        let Value::String(src) = t else {
+            return Err(Failure::bad_input(format!(
+                "{cname}: extra_info_templates.{k} must be a string"
+            )));
+        };
+        env.add_template_owned(k.clone(), src.clone())
+            .map_err(|e| Failure::bad_input(format!("{cname}: extra_info_templates.{k}: {e}")))?;
+        template_keys.push(k.clone());
+    }
+
+    let dname = display_name(&args.data);
+    let bytes = read_input(&args.data)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Failure::bad_input(format!("{dname}: not UTF-8: {e}")))?;
+    let mut records: Vec<Value> = Vec::new();
+    let mut extra: Vec<Value> = Vec::new();
+    let mut line_of: Vec<usize> = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{dname}:{}", i + 1);
+        let rec: Value = serde_json::from_str(line)
+            .map_err(|e| Failure::bad_input(format!("{}: invalid JSON: {e}", at())))?;
+        if !rec.is_object() {
+            return Err(Failure::bad_input(format!(
+                "{}: a record must be a JSON object",
+                at()
+            )));
+        }
+        let mut info = match rec.get("extra_info") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(other) => {
+                return Err(Failure::bad_input(format!(
+                    "{}: extra_info must be an object, got {other}",
+                    at()
+                )));
+            }
+        };
+        for k in &template_keys {
+            let tmpl = env
+                .get_template(k)
+                .map_err(|e| Failure::bad_input(e.to_string()))?;
+            let rendered = tmpl.render(minijinja::value::Serde(&info)).map_err(|e| {
+                Failure::bad_input(format!("{}: extra_info_templates.{k}: {e}", at()))
+            })?;
+            info.insert(k.clone(), Value::String(rendered));
+        }
+        let info = Value::Object(info);
+        let mut rec = rec;
+        if !template_keys.is_empty() {
+            // Like flexeval, the rendered keys become part of the instance's extra_info.
+            rec["extra_info"] = info.clone();
+        }
+        records.push(rec);
+        extra.push(info);
+        line_of.push(i + 1);
+    }
+
+    let mut summary = Map::new();
+    let mut details: Vec<Map<String, Value>> = vec![Map::new(); records.len()];
+    for qr in &metrics {
+        // Shard over threads; the merged accumulator equals one pass.
+        let chunk = records
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
+        let accs: Vec<_> = {
+            use rayon::prelude::*;
+            records
+                .par_chunks(chunk)
+                .enumerate()
+                .map(|(c, recs)| {
+                    let mut acc = qr.accumulator();
+                    for (j, r) in recs.iter().enumerate() {
+                        let i = c * chunk + j;
+                        qr.observe(&mut acc, i, r, &extra[i]);
+                    }
+                    acc
+                })
+                .collect()
+        };
+        let acc = Accumulator::merge_all(accs);
+        let result = qr
+            .finish(acc)
+            .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
+        let names: Vec<String> = qr
+            .routes()
+            .iter()
+            .zip(&result.selected)
+            .map(|(r, n)| format!("{}={n}", r.name))
+            .collect();
+        eprintln!(
+            "routed {} instances: {}; {} matched no route",
+            records.len(),
+            names.join(", "),
+            result.unmatched.len()
+        );
+        if qr.on_unmatched() == OnUnmatched::Warn && !result.unmatched.is_empty() {
+            eprintln!(
+                "warning: {} instance(s) matched no route (lines {:?}...)",
+                result.unmatched.len(),
+                result
+                    .unmatched
+                    .iter()
+                    .take(10)
+                    .map(|&i| line_of[i])
+                    .collect::<Vec<_>>()
+            );
+        }
+        for (k, v) in result.summary {
+            if summary.contains_key(&k) {
+                return Err(Failure::bad_input(format!(
+                    "{cname}: key_collision: metric key {k:?} produced twice"
+                )));
+            }
+            summary.insert(k, v);
+        }
+        for (d, new) in details.iter_mut().zip(result.instance_details) {
+            for (k, v) in new {
+                if d.contains_key(&k) {
+                    return Err(Failure::bad_input(format!(
+                        "{cname}: key_collision: instance key {k:?} produced twice"
+                    )));
+                }
+                d.insert(k, v);
+            }
+        }
+    }
+
+    let metrics_json = to_python_json(&Value::Object(summary), Some(4));
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::bad_input(format!("{}: cannot create: {e}", dir.display())))?;
+        let mpath = dir.join("metrics.json");
+        std::fs::write(&mpath, format!("{metrics_json}\n").as_bytes())
+            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", mpath.display())))?;
+        let opath = dir.join("outputs.jsonl");
+        let f = std::fs::File::create(&opath)
+            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
+        let mut w = std::io::BufWriter::new(f);
+        for (rec, d) in records.into_iter().zip(details) {
+            let mut obj = match rec {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            for (k, v) in d {
+                obj.insert(k, v);
+            }
+            writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
+                Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
+            })?;
+        }
+        w.flush()
+            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
+        eprintln!("wrote {} and {}", mpath.display(), opath.display());
+    }
+    let _ = args.json;
+    emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
+    Ok(crate::common::EXIT_OK)
+}
+
+fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) -> Failure {
+    if let RouteError::Unmatched { count, first } = e {
+        let lines: Vec<usize> = first
+            .iter()
+            .map(|&i| line_of.get(i).copied().unwrap_or(i + 1))
+            .collect();
+        return Failure::bad_input(format!(
+            "{data}: unmatched: {count} instance(s) matched no route (on_unmatched=error); first lines: {lines:?}"
+        ));
+    }
+    match e.instance_index() {
+        Some(i) => Failure::bad_input(format!(
+            "{data}:{}: {e}",
+            line_of.get(i).copied().unwrap_or(i + 1)
+        )),
+        None => Failure::bad_input(format!("{config}: {e}")),
+    }
+}

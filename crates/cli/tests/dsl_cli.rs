@@ -1,0 +1,146 @@
+//! `routeval route` and `routeval filter` end to end, on `examples/data/dsl/`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn routeval(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run routeval");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const DATA: &str = "examples/data/dsl/outputs.jsonl";
+const INFO: &str = "examples/data/dsl/extra_info.jsonl";
+
+#[test]
+fn route_plain_config_prints_metrics() {
+    let (code, out, err) = routeval(&[
+        "route",
+        "--config",
+        "examples/data/dsl/routes.json",
+        "--data",
+        DATA,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // qa: Paris (hit), " Tokyo\n" (hit after strip), Berlin vs "Berlin " (hit), Rome (miss).
+    assert_eq!(v["qa/exact_match"], 0.75);
+    assert_eq!(v["qa/ja/exact_match"], 1.0);
+    assert_eq!(v["qa/en/exact_match"], 2.0 / 3.0);
+    assert_eq!(v["open/min_output_length"], 58);
+    assert_eq!(v["all/exact_match"], 0.5);
+    assert!(
+        out.starts_with("{\n    \"qa/exact_match\": 0.75,\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn route_jsonnet_flexeval_form_writes_out_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = routeval(&[
+        "route",
+        "--config",
+        "examples/data/dsl/toytask.jsonnet",
+        "--data",
+        DATA,
+        "--out",
+        d,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let metrics = std::fs::read_to_string(dir.path().join("metrics.json")).unwrap();
+    assert_eq!(metrics.trim_end(), out.trim_end());
+    let v: serde_json::Value = serde_json::from_str(&metrics).unwrap();
+    assert_eq!(v["open/avg_output_length"], 58.0);
+    let outputs = std::fs::read_to_string(dir.path().join("outputs.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(outputs.lines().next().unwrap()).unwrap();
+    assert_eq!(first["qa/exact_match"], true);
+    // The rendered extra_info template is part of extra_info.
+    assert_eq!(first["extra_info"]["first_word"], "What");
+    assert_eq!(outputs.lines().count(), 6);
+}
+
+#[test]
+fn route_errors_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.json");
+    std::fs::write(&cfg, r#"{"routes": [{"name": "a", "where": {"nope": 1}, "metrics": ["exact_match"]}], "on_missing_key": "error"}"#).unwrap();
+    let (code, _, err) = routeval(&["route", "--config", cfg.to_str().unwrap(), "--data", DATA]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("outputs.jsonl:1") && err.contains("missing_key"),
+        "{err}"
+    );
+
+    std::fs::write(&cfg, r#"{"routes": [{"name": "a", "metrics": ["exact_match"]}, {"name": "a", "metrics": ["char_f1"]}]}"#).unwrap();
+    let (code, _, err) = routeval(&["route", "--config", cfg.to_str().unwrap(), "--data", DATA]);
+    assert_eq!(code, 2);
+    assert!(err.contains("duplicate_route_name"), "{err}");
+}
+
+#[test]
+fn filter_prints_matching_lines_unchanged_and_counts() {
+    let (code, out, _) = routeval(&[
+        "filter",
+        "--where",
+        r#"{"task": "qa", "lang": {"ne": "ja"}}"#,
+        INFO,
+    ]);
+    assert_eq!(code, 0);
+    let src = std::fs::read_to_string(root().join(INFO)).unwrap();
+    let want: Vec<&str> = src
+        .lines()
+        .filter(|l| l.contains("\"task\": \"qa\"") && !l.contains("\"ja\""))
+        .collect();
+    assert_eq!(out.lines().collect::<Vec<_>>(), want);
+
+    let (code, out, _) = routeval(&[
+        "filter",
+        "--count",
+        "--where",
+        r#"{"messages.*.role": "system"}"#,
+        INFO,
+    ]);
+    assert_eq!((code, out.as_str()), (0, "1\n"));
+    let (code, out, _) = routeval(&["filter", "--count", "--where", r#"{"task": "none"}"#, INFO]);
+    assert_eq!((code, out.as_str()), (0, "0\n"));
+}
+
+#[test]
+fn filter_errors_exit_2() {
+    let (code, out, err) = routeval(&["filter", "--where", r#"{"x": {"regex": "("}}"#, INFO]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains("bad_regex") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = routeval(&[
+        "filter",
+        "--on-missing-key",
+        "error",
+        "--where",
+        r#"{"nope": 1}"#,
+        INFO,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("extra_info.jsonl:1: missing_key"), "{err}");
+    let (code, _, err) = routeval(&["filter", "--where", r#"{"prompt": {"gt": 1}}"#, INFO]);
+    assert_eq!(code, 2);
+    assert!(err.contains(":1: type_error"), "{err}");
+    let (code, _, err) = routeval(&["filter", "--where", "[1]", INFO]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad_where"), "{err}");
+}
