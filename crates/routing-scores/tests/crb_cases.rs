@@ -21,18 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "ROUTEVAL_SHARED must be set under CI"
-            );
-            eprintln!("SKIPPED: crb_cases needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir("crb_cases")
 }
 
 fn load(p: &Path) -> Value {

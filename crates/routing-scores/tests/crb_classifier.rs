@@ -5,15 +5,7 @@ use routeval_routing_scores::crb::classifier::*;
 use serde_json::Value;
 
 fn vectors() -> Option<Value> {
-    let Ok(sh) = std::env::var("ROUTEVAL_SHARED") else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "ROUTEVAL_SHARED must be set under CI"
-        );
-        eprintln!("SKIPPED: crb_classifier needs ROUTEVAL_SHARED");
-        return None;
-    };
+    let sh = routeval_core::fixtures::shared_dir("crb_classifier")?;
     let p = std::path::Path::new(&sh).join("golden/crb/classifier/classifier_vectors.json");
     Some(
         serde_json::from_slice(

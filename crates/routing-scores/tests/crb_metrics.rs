@@ -7,15 +7,7 @@ use routeval_routing_scores::crb::metrics::{
 use serde_json::Value;
 
 fn vectors() -> Option<Value> {
-    let Ok(sh) = std::env::var("ROUTEVAL_SHARED") else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "ROUTEVAL_SHARED must be set under CI"
-        );
-        eprintln!("SKIPPED: crb_metrics needs ROUTEVAL_SHARED");
-        return None;
-    };
+    let sh = routeval_core::fixtures::shared_dir("crb_metrics")?;
     let p = std::path::Path::new(&sh).join("golden/crb/metrics/metrics_vectors.json");
     Some(
         serde_json::from_slice(

@@ -15,16 +15,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("ROUTEVAL_SHARED must be set under CI");
-            }
-            eprintln!("SKIPPED: tokens_golden needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir("tokens_golden")
 }
 
 fn read(p: PathBuf) -> Vec<u8> {

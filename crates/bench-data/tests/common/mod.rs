@@ -6,16 +6,7 @@ use std::path::PathBuf;
 /// The shared folder, or `None` (after printing SKIPPED) when `ROUTEVAL_SHARED` is unset.
 /// Under `CI=true` a missing variable is a failure.
 pub(crate) fn shared(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("ROUTEVAL_SHARED") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{test} needs ROUTEVAL_SHARED (CI=true: a skip is a failure)");
-            }
-            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir(test)
 }
 
 /// Read and parse a JSON file under the shared folder; a missing file fails loudly.
