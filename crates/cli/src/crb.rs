@@ -18,6 +18,7 @@ use routeval_bench_data::crb::{
 };
 use routeval_bench_data::pyrandom::PyRandom;
 use routeval_core::Tier;
+use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
@@ -64,6 +65,16 @@ pub(crate) struct EvalArgs {
     /// Keep only rows of this benchmark (after sampling; repeat for several).
     #[arg(long = "benchmark")]
     benchmarks: Vec<String>,
+    /// Keep only the bank rows this `where` query selects (a JSON object, evaluated on each
+    /// row object, e.g. '{"benchmark": {"in": ["bfcl", "mtrag"]}, "step_index": {">": 1}}';
+    /// see docs/dsl.md). Applied after sampling and `--benchmark`; the selected count goes to
+    /// stderr, stdout is unchanged.
+    #[arg(long = "where", value_name = "JSON")]
+    where_: Option<String>,
+    /// With `--where`: what a path missing from a row does, `skip` (not selected) or `error`
+    /// (exit 2 naming the row's line).
+    #[arg(long, value_name = "skip|error", requires = "where_")]
+    on_missing_key: Option<String>,
     /// Seed of the sample (Python `random.Random(seed)`); also reported in full-bank mode.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
     seed: i128,
@@ -127,6 +138,39 @@ fn warn_all(warnings: &[String]) {
             warnings.len() - 20
         );
     }
+}
+
+/// Keep the rows `query` selects (`--where`), in order. The first query/data error
+/// (`missing_key` with `--on-missing-key error`, `type_error`, `regex_limit`) fails with
+/// `BANK:LINE: --where: KIND: message`. Prints `crb eval: --where selected K of N rows` to
+/// stderr; zero selected rows is an error (nothing to evaluate).
+fn select_where(
+    rows: Vec<BankRow>,
+    query: &Query,
+    omk: OnMissingKey,
+    bank_name: &str,
+) -> Result<Vec<BankRow>, Failure> {
+    let total = rows.len();
+    let mut kept = Vec::new();
+    for r in rows {
+        match query.matches(&r.value, omk) {
+            Ok(true) => kept.push(r),
+            Ok(false) => {}
+            Err(e) => {
+                return Err(Failure::bad_input(format!(
+                    "{bank_name}:{}: --where: {e}",
+                    r.line
+                )));
+            }
+        }
+    }
+    eprintln!("crb eval: --where selected {} of {total} rows", kept.len());
+    if kept.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "{bank_name}: --where selected no rows (nothing to evaluate)"
+        )));
+    }
+    Ok(kept)
 }
 
 fn parse_tier(s: &str) -> Option<Tier> {
@@ -321,6 +365,21 @@ fn eval(a: EvalArgs) -> CmdResult {
         ))
     })?;
     let bank_name = display_name(&a.bank);
+    // The query is compiled before any row is read, so a bad query fails fast.
+    let where_query = match &a.where_ {
+        None => None,
+        Some(text) => {
+            let omk: OnMissingKey = a
+                .on_missing_key
+                .as_deref()
+                .unwrap_or("skip")
+                .parse()
+                .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
+            let q =
+                Query::parse_str(text).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
+            Some((q, omk))
+        }
+    };
     // 1. Select rows.
     let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
         None => (
@@ -369,6 +428,10 @@ fn eval(a: EvalArgs) -> CmdResult {
             )));
         }
         kept
+    };
+    let rows = match &where_query {
+        None => rows,
+        Some((q, omk)) => select_where(rows, q, *omk, &bank_name)?,
     };
     // 2. Validate (reference order: per row, before prediction).
     let mut warnings = Vec::new();

@@ -272,3 +272,95 @@ fn metrics_cli_vectors() {
     }
     assert!(n >= 6);
 }
+
+/// `crb eval --where`: selects bank rows by a `where` query (count on stderr, stdout as with
+/// the equivalent `--benchmark` filter), query errors exit 2 naming kind and FILE:LINE.
+#[test]
+fn eval_where_selects_rows() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_routeval"))
+            .current_dir(&dir)
+            .args([
+                "crb",
+                "eval",
+                "--bank",
+                "bank.jsonl",
+                "--predictor",
+                "tier:high",
+                "--tokenizer-setup",
+                "all_cl100k",
+                "--json",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let by_benchmark = run(&["--benchmark", "swebench"]);
+    assert_eq!(by_benchmark.status.code(), Some(0));
+    let by_where = run(&["--where", r#"{"benchmark": "swebench"}"#]);
+    assert_eq!(
+        by_where.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&by_where.stderr)
+    );
+    let a: Value = serde_json::from_slice(&by_benchmark.stdout).unwrap();
+    let b: Value = serde_json::from_slice(&by_where.stdout).unwrap();
+    assert_eq!(a["scores_v2"], b["scores_v2"]);
+    assert_eq!(a["by_benchmark"], b["by_benchmark"]);
+    let err = String::from_utf8_lossy(&by_where.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l == "crb eval: --where selected 4 of 8 rows"),
+        "{err}"
+    );
+    // A query using operators and a list index selects a different subset.
+    let later = run(&[
+        "--where",
+        r#"{"step_index": {">": 1}, "messages.0.role": "system"}"#,
+    ]);
+    assert_eq!(later.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&later.stderr);
+    let expected = {
+        let text = std::fs::read_to_string(dir.join("bank.jsonl")).unwrap();
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| {
+                r["step_index"].as_i64().unwrap() > 1 && r["messages"][0]["role"] == "system"
+            })
+            .count()
+    };
+    assert!(
+        err.contains(&format!("--where selected {expected} of 8 rows")),
+        "{err}"
+    );
+    let s: Value = serde_json::from_slice(&later.stdout).unwrap();
+    assert_ne!(s["scores_v2"], b["scores_v2"]);
+    // Errors: malformed query, missing key in error mode, type error, nothing selected.
+    let bad = run(&["--where", r#"{"benchmark": {"like": "x"}}"#]);
+    assert_eq!(bad.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(e.contains("--where: unknown_operator"), "{e}");
+    assert!(bad.stdout.is_empty());
+    let missing = run(&[
+        "--where",
+        r#"{"difficulty": "hard"}"#,
+        "--on-missing-key",
+        "error",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("bank.jsonl:1: --where: missing_key"), "{e}");
+    let skipped = run(&["--where", r#"{"difficulty": "hard"}"#]);
+    assert_eq!(skipped.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&skipped.stderr).contains("selected no rows"));
+    let type_err = run(&["--where", r#"{"step_index": {"gt": "2"}}"#]);
+    assert_eq!(type_err.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&type_err.stderr);
+    assert!(e.contains("bank.jsonl:1: --where: type_error"), "{e}");
+    let bad_omk = run(&["--where", "{}", "--on-missing-key", "maybe"]);
+    assert_eq!(bad_omk.status.code(), Some(2));
+}

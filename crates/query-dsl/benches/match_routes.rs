@@ -4,7 +4,7 @@
 //! `python3 $ROUTEVAL_SHARED/bench/query_bench_gen.py DIR` when missing.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use routeval_query_dsl::{OnMissingKey, Query};
+use routeval_query_dsl::{Doc, OnMissingKey, Query};
 use serde_json::Value;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -53,6 +53,10 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|(k, w)| (k.clone(), Query::parse(w).expect("route compiles")))
         .collect();
+    assert!(
+        queries.len() <= 8,
+        "the rayon Doc bench sums up to 8 routes"
+    );
     let counts: Vec<usize> = queries
         .iter()
         .map(|(_, q)| {
@@ -98,6 +102,40 @@ fn bench(c: &mut Criterion) {
         t.elapsed(),
         cpu as f64 / 1e6
     );
+
+    // The compact representation: one `Doc` tape per instance, built once (not timed).
+    let t = std::time::Instant::now();
+    let docs: Vec<Doc> = instances
+        .iter()
+        .map(|v| Doc::from_value(v).expect("Doc"))
+        .collect();
+    let doc_bytes: usize = docs.iter().map(Doc::heap_bytes).sum();
+    eprintln!(
+        "  built {} Docs in {:?} ({:.1} MB of tape + text)",
+        docs.len(),
+        t.elapsed(),
+        doc_bytes as f64 / 1e6
+    );
+    for pass in 0..3 {
+        let t = std::time::Instant::now();
+        let c0 = thread_cpu_ns();
+        let mut per_route = vec![0usize; queries.len()];
+        for d in &docs {
+            for (k, (_, q)) in queries.iter().enumerate() {
+                per_route[k] += usize::from(q.matches_doc(d, OnMissingKey::Skip).unwrap());
+            }
+        }
+        let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b - a).unwrap_or(0);
+        assert_eq!(
+            per_route, counts,
+            "Doc path counts differ from the Value path"
+        );
+        eprintln!(
+            "  all 5 routes on Docs, instance-major, pass {pass}: wall {:?}, thread CPU {:.1} ms",
+            t.elapsed(),
+            cpu as f64 / 1e6
+        );
+    }
 
     {
         // Compute floor: the first 64 instances, evaluated repeatedly (all in cache).
@@ -158,6 +196,44 @@ fn bench(c: &mut Criterion) {
                         .sum::<usize>()
                 })
                 .sum::<usize>()
+        })
+    });
+    g.bench_function("match_100k_x_5_routes_doc_sequential", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for d in &docs {
+                for (_, q) in &queries {
+                    n += usize::from(q.matches_doc(black_box(d), OnMissingKey::Skip).unwrap());
+                }
+            }
+            n
+        })
+    });
+    g.bench_function("match_100k_x_5_routes_doc_rayon", |b| {
+        use rayon::prelude::*;
+        b.iter(|| {
+            // Instance-major chunks; per-route counts summed exactly (thread-independent).
+            docs.par_chunks(4096)
+                .map(|chunk| {
+                    let mut per_route = [0usize; 8];
+                    for d in chunk {
+                        for (k, (_, q)) in queries.iter().enumerate() {
+                            per_route[k] += usize::from(
+                                q.matches_doc(black_box(d), OnMissingKey::Skip).unwrap(),
+                            );
+                        }
+                    }
+                    per_route
+                })
+                .reduce(
+                    || [0usize; 8],
+                    |mut a, b| {
+                        for (x, y) in a.iter_mut().zip(b) {
+                            *x += y;
+                        }
+                        a
+                    },
+                )
         })
     });
     g.bench_function("compile_5_routes", |b| {

@@ -24,12 +24,14 @@
 //! # Ok::<(), routeval_query_dsl::QueryError>(())
 //! ```
 
+mod doc;
 mod error;
 mod pyre;
 mod pyvalue;
 mod query;
 pub mod route;
 
+pub use doc::{Doc, DocTooLarge};
 pub use error::QueryError;
 pub use pyre::PyRegex;
 pub use pyvalue::{py_eq, py_float_repr, py_str, py_type_name, to_python_json};

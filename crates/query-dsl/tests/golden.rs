@@ -5,13 +5,21 @@
 mod common;
 
 use common::{golden_files, read_lines};
-use routeval_query_dsl::{OnMissingKey, Query, QueryError};
+use routeval_query_dsl::{Doc, OnMissingKey, Query, QueryError};
 use serde_json::Value;
 
 fn run_case(case: &Value) -> Result<bool, QueryError> {
     let omk = OnMissingKey::from_json(case.get("on_missing_key"))?;
     let q = Query::parse(case.get("where").unwrap_or(&Value::Null))?;
     q.matches(case.get("extra_info").unwrap_or(&Value::Null), omk)
+}
+
+/// The same case through the compact `Doc` path (`Query::matches_doc`).
+fn run_case_doc(case: &Value) -> Result<bool, QueryError> {
+    let omk = OnMissingKey::from_json(case.get("on_missing_key"))?;
+    let q = Query::parse(case.get("where").unwrap_or(&Value::Null))?;
+    let doc = Doc::from_value(case.get("extra_info").unwrap_or(&Value::Null)).unwrap();
+    q.matches_doc(&doc, omk)
 }
 
 fn check_matcher_file(path: &std::path::Path) -> (usize, Vec<String>) {
@@ -21,6 +29,13 @@ fn check_matcher_file(path: &std::path::Path) -> (usize, Vec<String>) {
         n += 1;
         let id = case["id"].as_str().unwrap_or("?").to_string();
         let got = run_case(&case);
+        let got_doc = run_case_doc(&case);
+        if format!("{got:?}") != format!("{got_doc:?}") {
+            failures.push(format!(
+                "{}:{line_no} {id}: Doc path gave {got_doc:?}, Value path {got:?}",
+                path.display()
+            ));
+        }
         let expect = &case["expect"];
         let ok = match (&got, expect) {
             (Ok(b), Value::Bool(e)) => b == e,

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use rayon::prelude::*;
 use routeval_core::Accumulator;
 use routeval_query_dsl::route::{QueryRoutedMetric, metrics::BuiltinMetric};
-use routeval_query_dsl::{OnMissingKey, Query};
+use routeval_query_dsl::{Doc, OnMissingKey, Query};
 use serde_json::{Map, Value, json};
 
 fn key() -> impl Strategy<Value = String> {
@@ -122,6 +122,18 @@ proptest! {
     fn arbitrary_queries_and_values_never_panic(q in query_value(), v in json_value(), m in omk()) {
         if let Ok(query) = Query::parse(&q) {
             let _ = query.matches(&v, m);
+        }
+    }
+
+    /// The compact `Doc` path agrees with the `serde_json::Value` reference path (result and
+    /// error) on arbitrary queries and values, also as the document root and nested.
+    #[test]
+    fn doc_path_agrees_with_value_path(q in query_value(), v in json_value(), w in json_value(), m in omk()) {
+        if let Ok(query) = Query::parse(&q) {
+            for root in [v.clone(), json!({"x": v, "y": [w.clone(), {"z": w}]})] {
+                let doc = Doc::from_value(&root).unwrap();
+                prop_assert_eq!(query.matches_doc(&doc, m), query.matches(&root, m));
+            }
         }
     }
 
