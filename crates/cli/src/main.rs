@@ -42,7 +42,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
         Command::Rag(args) => rag::run(args),
@@ -52,4 +55,32 @@ fn main() -> ExitCode {
         Command::Gqr(args) => gqr::run(args),
     };
     common::finish(result)
+}
+
+/// Report a command-line error as the conventions ask: help and version go to stdout (exit 0);
+/// anything else is one stderr line (clap's first line, which names the problem) and exit 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                common::EXIT_BAD_INPUT
+            } else {
+                common::EXIT_OK
+            },
+        );
+    }
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("error: invalid command line");
+    eprintln!("{first} (see --help)");
+    ExitCode::from(common::EXIT_BAD_INPUT)
 }

@@ -175,3 +175,27 @@ proptest! {
         prop_assert_eq!(ka, kb);
     }
 }
+
+#[test]
+fn utf8_bom_is_ignored_in_qrels_and_run() {
+    use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels, RunReader};
+    let qrels_text = "q1 0 d1 1\nq1 0 d2 0\n";
+    let run_text = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n";
+    let opts = EvalOptions {
+        measures: MeasureSet::parse(&["num_ret", "num_rel_ret"]).unwrap(),
+        ..EvalOptions::default()
+    };
+    let plain = Qrels::from_bytes(qrels_text.as_bytes(), "q").unwrap();
+    let with_bom = Qrels::from_bytes(format!("\u{feff}{qrels_text}").as_bytes(), "q").unwrap();
+    assert_eq!(with_bom.len(), plain.len());
+    assert!(with_bom.get(b"q1").is_some());
+    let a = trec::evaluate_bytes(&plain, run_text.as_bytes(), "r", &opts, "q").unwrap();
+    let bom_run = format!("\u{feff}{run_text}");
+    let b = trec::evaluate_bytes(&with_bom, bom_run.as_bytes(), "r", &opts, "q").unwrap();
+    let text = |e| String::from_utf8(trec::format::render_text(e, false, true)).unwrap();
+    assert_eq!(text(&a), text(&b));
+    assert!(text(&b).contains("num_ret               \tall\t2"));
+    let mut reader = RunReader::new(bom_run.as_bytes(), "r");
+    let first = reader.next_record().unwrap().unwrap();
+    assert_eq!(first.qid, b"q1");
+}

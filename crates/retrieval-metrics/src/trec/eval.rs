@@ -698,6 +698,7 @@ pub fn evaluate_bytes(
     opts: &EvalOptions,
     qrels_source: &str,
 ) -> Result<Evaluation, Error> {
+    let run = super::parse::strip_bom(run);
     let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 8, 1 << 20);
     let chunks: Vec<ChunkOut> = bounds
         .windows(2)

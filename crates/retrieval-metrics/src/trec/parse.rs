@@ -123,6 +123,15 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `buf` without a leading UTF-8 byte order mark. trec_eval would read the mark as part of the
+/// first query id and silently drop that line's query; routeval ignores it instead.
+pub(crate) fn strip_bom(buf: &[u8]) -> &[u8] {
+    buf.strip_prefix(UTF8_BOM).unwrap_or(buf)
+}
+
 /// Parse a run score as C's `strtod` would for a complete number (correctly rounded), refusing
 /// anything that is not entirely a number and refusing NaN.
 ///
@@ -405,6 +414,7 @@ impl Qrels {
     /// refused here: trec_eval refuses them only for queries it evaluates.
     pub fn from_bytes(buf: &[u8], source: &str) -> Result<Qrels, Error> {
         use rayon::prelude::*;
+        let buf = strip_bom(buf);
         // Parse chunks of lines in parallel; line numbers are fixed up per chunk afterwards.
         let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 1 << 20);
         let parsed: Vec<(Vec<QrelRec>, u64, Option<Error>)> = bounds
@@ -593,6 +603,9 @@ impl<R: BufRead> RunReader<R> {
                 return Ok(None);
             }
             self.line += 1;
+            if self.line == 1 && self.buf.starts_with(UTF8_BOM) {
+                self.buf.drain(..UTF8_BOM.len());
+            }
             if !is_skippable(&self.buf) {
                 break;
             }
