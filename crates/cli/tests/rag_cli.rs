@@ -731,7 +731,7 @@ fn where_selects_cases_and_keeps_their_indices() {
     let err = String::from_utf8_lossy(&sel.stderr);
     assert_eq!(err, "where: 1 of 2 case(s) selected\n");
     let v: Value = serde_json::from_slice(&sel.stdout).unwrap();
-    let cases = v["cases"].as_array().unwrap();
+    let cases = v["per_case"].as_array().unwrap();
     assert_eq!(cases.len(), 1);
     assert_eq!(cases[0]["index"], 1, "the input position is kept");
     assert_eq!(cases[0]["query"], "cancel my plan");
@@ -740,7 +740,7 @@ fn where_selects_cases_and_keeps_their_indices() {
     let one = run(&["-", "--k", "2", "--json"], alone.as_bytes(), &[]);
     let w: Value = serde_json::from_slice(&one.stdout).unwrap();
     assert_eq!(v["metrics"], w["metrics"]);
-    assert_eq!(cases[0]["metrics"], w["cases"][0]["metrics"]);
+    assert_eq!(cases[0]["metrics"], w["per_case"][0]["metrics"]);
     assert!(one.stderr.is_empty(), "no where line without --where");
     // Summary output and the selection line; JSONL input too.
     let jsonl = "{\"query\": \"a\", \"retrieved\": [\"x\"], \"relevant\": [\"x\"], \"tier\": 1}\n\
