@@ -10,9 +10,10 @@ mod embed;
 
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use routeval_query_dsl::{OnMissingKey, Query};
 use routeval_retrieval_metrics::rag::{
-    Embedder, Metric, Options, PyValue, RagError, RagReport, RagRun, evaluate, parse_cases,
-    py_float_str, py_int_str, pyfmt, pyjson,
+    Embedder, Metric, Options, PyValue, RagError, RagReport, RagRun, evaluate, evaluate_indexed,
+    parse_cases, py_float_str, py_int_str, pyfmt, pyjson,
 };
 use std::ffi::OsString;
 use std::io::Write;
@@ -79,6 +80,12 @@ struct RagArgs {
     qrels: Option<String>,
     #[arg(long)]
     run: Option<String>,
+    /// `where` query (JSON) selecting the cases to evaluate.
+    #[arg(long = "where")]
+    where_: Option<String>,
+    /// `skip` (default) or `error` when a `where` path is missing from a case.
+    #[arg(long = "on-missing-key")]
+    on_missing_key: Option<String>,
     #[arg(short = 'h', long = "help")]
     help: bool,
     #[arg(long)]
@@ -100,7 +107,8 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
                     [--embed-url URL] [--embed-model NAME] [--embed-key-env VAR]
                     [--embed-cmd CMD] [--embed-batch N] [--embed-timeout SECS]
                     [--embed-retries N] [--embed-backoff-ms MS]
-                    [--qrels QRELS --run RUN] [--version]
+                    [--qrels QRELS --run RUN] [--where JSON]
+                    [--on-missing-key {skip,error}] [--version]
                     CASES
 ";
 
@@ -154,6 +162,13 @@ options:
                         definitions; documents ranked by score with trec_eval's
                         tie-break; judgments are graded gains)
   --run RUN             TREC run (qid Q0 docno rank score tag), with --qrels
+  --where JSON          evaluate only the cases this query matches (routeval's
+                        where language, on each case object); prints "where: N
+                        of M case(s) selected" to stderr; indices stay those of
+                        the input
+  --on-missing-key {skip,error}
+                        a case lacking a key the query names does not match
+                        (skip, the default) or is an error (error)
   --version             show program's version number and exit
 
 metrics:
@@ -187,6 +202,7 @@ examples:
   routeval rag cases.json --format csv -o rows.csv
   routeval rag cases.json --strict --embed-cmd "python3 my_embed.py"
   routeval rag --qrels qrels.txt --run run.txt --k 10
+  routeval rag cases.jsonl --where '{"query": {"contains": "refund"}}'
 "#,
     );
     s
@@ -390,6 +406,29 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         (None, Some(_)) => String::new(),
         (None, None) => return usage_error("the following arguments are required: CASES"),
     };
+    let selection = match (&args.where_, args.on_missing_key.as_deref()) {
+        (None, None) => None,
+        (None, Some(_)) => return usage_error("--on-missing-key goes with --where"),
+        (Some(w), omk) => {
+            let omk = match omk {
+                None | Some("skip") => OnMissingKey::Skip,
+                Some("error") => OnMissingKey::Error,
+                Some(other) => {
+                    return usage_error(&format!(
+                        "argument --on-missing-key: invalid choice: {} (choose from 'skip', 'error')",
+                        pyfmt::repr_str(other)
+                    ));
+                }
+            };
+            if trec_files.is_some() {
+                return usage_error("--where selects CASES; it does not apply to --qrels/--run");
+            }
+            match Query::parse_str(w) {
+                Ok(q) => Some((q, omk)),
+                Err(e) => return input_error(&format!("--where: {e}")),
+            }
+        }
+    };
     if args.embed_url.is_some() && args.embed_cmd.is_some() {
         return usage_error("argument --embed-cmd: not allowed with argument --embed-url");
     }
@@ -450,16 +489,23 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     let _ = (batch, retries, backoff);
 
     let opts = Options { k, threshold };
-    let streamed = if embedder.is_none() {
+    let streamed = if embedder.is_none() && selection.is_none() {
         stream_evaluate(&text, &origin, &opts)
     } else {
         None
     };
     let result = match streamed {
         Some(r) => r,
-        None => parse_cases(&text, &origin).and_then(|cases| match embedder.as_mut() {
-            Some(e) => evaluate(&cases, &opts, Some(e.as_mut() as &mut dyn Embedder)),
-            None => evaluate(&cases, &opts, None),
+        None => parse_cases(&text, &origin).and_then(|cases| {
+            let (cases, indices) = match &selection {
+                None => (cases, None),
+                Some((query, omk)) => {
+                    let (chosen, indices) = select_cases(cases, query, *omk)?;
+                    (chosen, Some(indices))
+                }
+            };
+            let e = embedder.as_mut().map(|e| e.as_mut() as &mut dyn Embedder);
+            evaluate_indexed(&cases, indices.as_deref(), &opts, e)
         }),
     };
     drop(bytes);
@@ -481,6 +527,36 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
 
 /// Read `target` (`-` = stdin) as the reference does: a missing path or a directory is
 /// `'PATH' does not exist`; other IO errors are spelled like Python's `OSError`.
+/// Keep the cases `query` matches (each case object seen as JSON), with their input
+/// positions; reports `where: N of M case(s) selected` on stderr.
+fn select_cases<'a>(
+    cases: Vec<PyValue<'a>>,
+    query: &Query,
+    omk: OnMissingKey,
+) -> Result<(Vec<PyValue<'a>>, Vec<usize>), RagError> {
+    let total = cases.len();
+    let mut chosen = Vec::new();
+    let mut indices = Vec::new();
+    for (i, case) in cases.into_iter().enumerate() {
+        match query.matches(&case.to_json_value(), omk) {
+            Ok(true) => {
+                chosen.push(case);
+                indices.push(i);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                return Err(RagError::Input(format!("--where: case {i}: {e}")));
+            }
+        }
+    }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "where: {} of {total} case(s) selected",
+        chosen.len()
+    );
+    Ok((chosen, indices))
+}
+
 fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
     if target == "-" {
         let mut buf = Vec::new();

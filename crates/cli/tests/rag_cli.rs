@@ -715,3 +715,101 @@ fn run_ok(args: &[&str]) -> Vec<u8> {
     );
     out.stdout
 }
+
+#[test]
+fn where_selects_cases_and_keeps_their_indices() {
+    let d = tempfile::tempdir().unwrap();
+    let f = cases_file(d.path(), QUICKSTART);
+    let q = r#"{"query": {"regex": "cancel"}}"#;
+    let sel = run(&[&f, "--k", "2", "--json", "--where", q], b"", &[]);
+    assert_eq!(
+        sel.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&sel.stderr)
+    );
+    let err = String::from_utf8_lossy(&sel.stderr);
+    assert_eq!(err, "where: 1 of 2 case(s) selected\n");
+    let v: Value = serde_json::from_slice(&sel.stdout).unwrap();
+    let cases = v["per_case"].as_array().unwrap();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0]["index"], 1, "the input position is kept");
+    assert_eq!(cases[0]["query"], "cancel my plan");
+    // The same numbers as evaluating that case on its own.
+    let alone = r#"[{"query": "cancel my plan", "retrieved": ["p_faq", "p_billing"], "relevant": ["p_cancel"]}]"#;
+    let one = run(&["-", "--k", "2", "--json"], alone.as_bytes(), &[]);
+    let w: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(v["metrics"], w["metrics"]);
+    assert_eq!(cases[0]["metrics"], w["per_case"][0]["metrics"]);
+    assert!(one.stderr.is_empty(), "no where line without --where");
+    // Summary output and the selection line; JSONL input too.
+    let jsonl = "{\"query\": \"a\", \"retrieved\": [\"x\"], \"relevant\": [\"x\"], \"tier\": 1}\n\
+                 {\"query\": \"b\", \"retrieved\": [\"y\"], \"relevant\": [\"x\"], \"tier\": 2}\n\
+                 {\"query\": \"c\", \"retrieved\": [\"x\"], \"relevant\": [\"x\"]}\n";
+    let t = run(
+        &["-", "--where", r#"{"tier": {"gte": 2}}"#],
+        jsonl.as_bytes(),
+        &[],
+    );
+    assert_eq!(t.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&t.stderr),
+        "where: 1 of 3 case(s) selected\n"
+    );
+    let out = String::from_utf8_lossy(&t.stdout);
+    assert!(out.contains("[1] 'b'"), "{out}");
+    assert!(!out.contains("[0] 'a'"), "{out}");
+}
+
+#[test]
+fn where_errors_follow_the_rag_input_error_convention() {
+    let d = tempfile::tempdir().unwrap();
+    let f = cases_file(d.path(), QUICKSTART);
+    // A case without the key, under --on-missing-key error: exit 1 naming the case.
+    let miss = run(
+        &[
+            &f,
+            "--where",
+            r#"{"answer": "x"}"#,
+            "--on-missing-key",
+            "error",
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(miss.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&miss.stderr);
+    assert!(
+        e.starts_with("routeval rag: error: --where: case 0: missing_key"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(miss.stdout.is_empty());
+    // ... and the default (skip) selects nothing rather than failing on it.
+    let skip = run(&[&f, "--where", r#"{"answer": "x"}"#, "--json"], b"", &[]);
+    assert!(
+        String::from_utf8_lossy(&skip.stderr).starts_with("where: 0 of 2 case(s) selected"),
+        "{}",
+        String::from_utf8_lossy(&skip.stderr)
+    );
+    // A malformed query: exit 1 with the query error's kind.
+    let bad = run(&[&f, "--where", r#"{"query": {"bogus": 1}}"#], b"", &[]);
+    assert_eq!(bad.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        e.starts_with("routeval rag: error: --where: unknown_operator"),
+        "{e}"
+    );
+    let notjson = run(&[&f, "--where", "{"], b"", &[]);
+    assert_eq!(notjson.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&notjson.stderr).contains("bad_where"));
+    // Bad option values are usage errors (2).
+    let omk = run(
+        &[&f, "--where", "{}", "--on-missing-key", "maybe"],
+        b"",
+        &[],
+    );
+    assert_eq!(omk.status.code(), Some(2));
+    let lone = run(&[&f, "--on-missing-key", "error"], b"", &[]);
+    assert_eq!(lone.status.code(), Some(2));
+}

@@ -417,9 +417,14 @@ trait Scorer {
     fn score(&mut self, left: &str, right: &str) -> Result<f64, RagError>;
     fn weight(&mut self, sentence: &str) -> usize;
     fn prepare(&mut self, text: &str) -> usize;
+    /// [`Scorer::prepare`] for a retrieved passage (texts that recur across cases; cached).
+    fn prepare_passage(&mut self, text: &str) -> usize {
+        self.prepare(text)
+    }
     fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError>;
 }
 
+/// String token sets (the embedding path's sentence weights).
 #[derive(Default)]
 struct TokenCache(HashMap<String, TokenSet>);
 
@@ -434,23 +439,55 @@ impl TokenCache {
     }
 }
 
+/// Where a prepared token set lives: `(cached, start, len)` in [`Lexical::cache_ids`] or
+/// [`Lexical::case_ids`].
+type Slot = (bool, usize, usize);
+
+/// One entry of the run-wide passage cache: a second, independent hash of the passage
+/// (SipHash-1-3; the map key is FxHash, so an entry is identified by 128 bits of two
+/// unrelated hash functions) and its id range in [`Lexical::cache_ids`].
+#[derive(Clone, Copy)]
+struct CachedPassage {
+    check: u64,
+    ids: (u32, u32),
+}
+
+/// Token ids one thread's passage cache may hold before it is emptied (4 bytes each).
+const PASSAGE_CACHE_IDS: usize = 8 << 20;
+
+/// Lexical similarity state of one worker thread. Token ids come from the thread's
+/// [`text::Interner`], kept for the whole run (until it grows past 2^20 tokens), so token
+/// sets of retrieved passages, which recur across cases, are computed once per thread and
+/// kept in a run-wide cache (key: two independent 64-bit hashes of the passage).
 #[derive(Default)]
 struct Lexical {
     interner: text::Interner,
     sets: FxHashMap<String, text::IdSet>,
-    slots: Vec<text::IdSet>,
+    slots: Vec<Slot>,
+    case_ids: Vec<u32>,
+    cache: FxHashMap<u64, CachedPassage>,
+    cache_ids: Vec<u32>,
+}
+
+thread_local! {
+    static LEXICAL: std::cell::RefCell<Lexical> = std::cell::RefCell::new(Lexical::default());
 }
 
 impl Lexical {
-    /// Forget the previous case's tokens (keeps allocations for the next case).
     fn reset(&mut self) {
-        // Token ids only need to agree within a case; the interner is kept across a thread's
-        // cases (common words are not re-allocated) until it grows large.
         if self.interner.len() > 1 << 20 {
             self.interner.clear();
+            self.clear_cache();
+        } else if self.cache_ids.len() > PASSAGE_CACHE_IDS {
+            self.clear_cache();
         }
         self.sets.clear();
         self.slots.clear();
+        self.case_ids.clear();
+    }
+    fn clear_cache(&mut self) {
+        self.cache.clear();
+        self.cache_ids.clear();
     }
     fn ensure(&mut self, s: &str) {
         if !self.sets.contains_key(s) {
@@ -458,6 +495,31 @@ impl Lexical {
             self.sets.insert(s.to_string(), set);
         }
     }
+    fn slice(&self, slot: Slot) -> &[u32] {
+        let (cached, start, len) = slot;
+        if cached {
+            &self.cache_ids[start..start + len]
+        } else {
+            &self.case_ids[start..start + len]
+        }
+    }
+}
+
+fn str_hash(s: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s)
+}
+
+fn check_hash(s: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(s)
+}
+
+fn coverage_slices(left: &[u32], right: &[u32]) -> f64 {
+    if left.is_empty() {
+        return 0.0;
+    }
+    text::sorted_intersection_len(left, right) as f64 / left.len() as f64
 }
 
 impl Scorer for Lexical {
@@ -479,19 +541,52 @@ impl Scorer for Lexical {
     fn prepare(&mut self, text: &str) -> usize {
         // An empty text tokenizes to the empty set, which scores 0 on either side, as
         // `score`'s early return does.
-        let set = match self.sets.get(text) {
-            Some(set) => set.clone(),
-            None => self.interner.tokenize(text),
-        };
-        self.slots.push(set);
+        let start = self.case_ids.len();
+        match self.sets.get(text) {
+            Some(set) => self.case_ids.extend_from_slice(set.ids()),
+            None => {
+                self.interner.tokenize_into(text, &mut self.case_ids);
+            }
+        }
+        self.slots.push((false, start, self.case_ids.len() - start));
+        self.slots.len() - 1
+    }
+    fn prepare_passage(&mut self, text: &str) -> usize {
+        let h = str_hash(text);
+        let check = check_hash(text);
+        match self.cache.get(&h) {
+            Some(e) if e.check == check => {
+                let (start, end) = (e.ids.0 as usize, e.ids.1 as usize);
+                self.slots.push((true, start, end - start));
+                return self.slots.len() - 1;
+            }
+            // A collision of the first hash with another passage: no caching.
+            Some(_) => return self.prepare(text),
+            None => {}
+        }
+        let start = self.cache_ids.len();
+        self.interner.tokenize_into(text, &mut self.cache_ids);
+        let end = self.cache_ids.len();
+        if let (Ok(s32), Ok(e32)) = (u32::try_from(start), u32::try_from(end)) {
+            self.cache.insert(
+                h,
+                CachedPassage {
+                    check,
+                    ids: (s32, e32),
+                },
+            );
+        }
+        self.slots.push((true, start, end - start));
         self.slots.len() - 1
     }
     fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError> {
-        Ok(text::coverage_ids(&self.slots[left], &self.slots[right]))
+        Ok(coverage_slices(
+            self.slice(self.slots[left]),
+            self.slice(self.slots[right]),
+        ))
     }
 }
 
-/// Vector cache for the embedding path (spec 9): every vector is fetched once per run.
 struct EmbedCache<'e> {
     embedder: &'e mut dyn Embedder,
     vectors: HashMap<String, Vec<f64>>,
@@ -662,6 +757,31 @@ pub fn evaluate(
     opts: &Options,
     embedder: Option<&mut dyn Embedder>,
 ) -> Result<RagReport, RagError> {
+    evaluate_indexed(cases, None, opts, embedder)
+}
+
+/// [`evaluate`] on a selection of a larger case list (e.g. the cases a `where` query
+/// matched): `indices[i]` is case `i`'s position in the original list, used in the report's
+/// `index` fields, notes, failures and errors. With `None`, positions are `0..cases.len()`.
+///
+/// # Errors
+/// As [`evaluate`]; [`RagError::Other`] when `indices` has the wrong length.
+pub fn evaluate_indexed(
+    cases: &[PyValue<'_>],
+    indices: Option<&[usize]>,
+    opts: &Options,
+    embedder: Option<&mut dyn Embedder>,
+) -> Result<RagReport, RagError> {
+    if let Some(ix) = indices
+        && ix.len() != cases.len()
+    {
+        return Err(RagError::Other(format!(
+            "{} indices for {} cases",
+            ix.len(),
+            cases.len()
+        )));
+    }
+    let index_of = |i: usize| indices.map_or(i, |ix| ix[i]);
     if opts.k < 1 {
         return Err(RagError::KTooSmall(opts.k));
     }
@@ -669,10 +789,10 @@ pub fn evaluate(
     if !(0.0..=1.0).contains(&t) {
         return Err(RagError::Threshold(t));
     }
-    for (index, c) in cases.iter().enumerate() {
+    for (i, c) in cases.iter().enumerate() {
         if !matches!(c, PyValue::Dict(_)) {
             return Err(RagError::CaseNotDict {
-                index,
+                index: index_of(i),
                 type_name: c.type_name(),
             });
         }
@@ -681,7 +801,7 @@ pub fn evaluate(
     match embedder {
         None => {
             let mut run = RagRun::new(opts)?;
-            run.push(cases);
+            run.push_indexed(cases, indices);
             run.finish()
         }
         Some(embedder) => {
@@ -702,7 +822,7 @@ pub fn evaluate(
                     tokens: TokenCache::default(),
                     texts: Vec::new(),
                 };
-                ok.push(evaluate_one(c, i, k, t, &mut scorer)?);
+                ok.push(evaluate_one(c, index_of(i), k, t, &mut scorer)?);
             }
             Ok(report::assemble(k, t, SimilarityKind::Embeddings, ok))
         }
@@ -747,7 +867,15 @@ impl RagRun {
 
     /// Score the next cases (indices continue from the previous batch).
     pub fn push(&mut self, cases: &[PyValue<'_>]) {
+        self.push_indexed(cases, None);
+    }
+
+    /// [`RagRun::push`] with each case's position in the original input given by
+    /// `indices` (same length as `cases`; `None`: positions continue from the previous
+    /// batch).
+    pub fn push_indexed(&mut self, cases: &[PyValue<'_>], indices: Option<&[usize]>) {
         let base = self.seen;
+        let index_of = |i: usize| indices.map_or(base + i, |ix| ix[i]);
         self.seen += cases.len();
         if self.not_dict.is_none()
             && let Some((i, c)) = cases
@@ -756,7 +884,7 @@ impl RagRun {
                 .find(|(_, c)| !matches!(c, PyValue::Dict(_)))
         {
             self.not_dict = Some(RagError::CaseNotDict {
-                index: base + i,
+                index: index_of(i),
                 type_name: c.type_name(),
             });
         }
@@ -768,9 +896,12 @@ impl RagRun {
             .par_iter()
             .enumerate()
             .with_min_len(64)
-            .map_init(Lexical::default, |lex, (i, c)| {
-                lex.reset();
-                evaluate_one(c, base + i, k, t, lex)
+            .map(|(i, c)| {
+                LEXICAL.with(|lex| {
+                    let mut lex = lex.borrow_mut();
+                    lex.reset();
+                    evaluate_one(c, index_of(i), k, t, &mut *lex)
+                })
             })
             .collect();
         self.results.reserve(scored.len());
@@ -944,7 +1075,7 @@ fn evaluate_one<S: Scorer>(
         let mut gains = Vec::with_capacity(texts.len());
         let qh = sim.prepare(&r.query);
         for text in &texts {
-            let th = sim.prepare(text);
+            let th = sim.prepare_passage(text);
             let s = sim.score_h(qh, th)?;
             gains.push(if s >= t { 1.0 } else { 0.0 });
         }
@@ -1122,7 +1253,7 @@ fn groundedness<S: Scorer>(
     }
     let mut supported = 0.0;
     let mut used: Vec<usize> = Vec::new();
-    let handles: Vec<usize> = passages.iter().map(|p| sim.prepare(p)).collect();
+    let handles: Vec<usize> = passages.iter().map(|p| sim.prepare_passage(p)).collect();
     for (si, sentence) in sentences.iter().enumerate() {
         let mut best: Option<usize> = None;
         let mut best_score = 0.0;

@@ -34,6 +34,39 @@ pub enum PyValue<'a> {
 }
 
 impl<'a> PyValue<'a> {
+    /// The value as a `serde_json::Value` (for `where` queries on cases): integers outside
+    /// `i64` become `u64` when they fit, else the nearest `f64`; non-finite floats (`NaN`,
+    /// `Infinity`, which JSON cannot hold) become `null`; object keys keep their order.
+    pub fn to_json_value(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            PyValue::Null => Value::Null,
+            PyValue::Bool(b) => Value::Bool(*b),
+            PyValue::Int(i) => Value::from(*i),
+            PyValue::BigInt(s) => match s.parse::<u64>() {
+                Ok(u) => Value::from(u),
+                Err(_) => s
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(Value::Null, Value::Number),
+            },
+            PyValue::Float(f) => {
+                serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+            }
+            PyValue::Str(s) => Value::String(s.to_string()),
+            PyValue::List(items) => {
+                Value::Array(items.iter().map(PyValue::to_json_value).collect())
+            }
+            PyValue::Dict(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_json_value()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// A copy that owns all its strings (no longer tied to the input text).
     pub fn into_owned(self) -> PyValue<'static> {
         match self {

@@ -279,7 +279,7 @@ impl TokenSet {
     }
 }
 
-fn sorted_intersection_len<T: Ord>(a: &[T], b: &[T]) -> usize {
+pub(crate) fn sorted_intersection_len<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -322,8 +322,10 @@ pub struct Interner {
     small: rustc_hash::FxHashMap<u128, u32>,
     map: rustc_hash::FxHashMap<Box<str>, u32>,
     next: u32,
+    /// `stop[id]`: whether token `id` is a stopword (decided once, when the id is made).
+    stop: Vec<bool>,
     buf: String,
-    scratch: Vec<(u32, bool)>,
+    scratch: Vec<u32>,
 }
 
 impl Interner {
@@ -331,6 +333,7 @@ impl Interner {
     pub fn clear(&mut self) {
         self.small.clear();
         self.map.clear();
+        self.stop.clear();
         self.next = 0;
     }
 
@@ -354,6 +357,7 @@ impl Interner {
             let id = *self.small.entry(key).or_insert(next);
             if id == next {
                 self.next += 1;
+                self.stop.push(is_stopword(s));
             }
             return id;
         }
@@ -362,31 +366,40 @@ impl Interner {
         }
         let i = self.next;
         self.next += 1;
+        self.stop.push(is_stopword(s));
         self.map.insert(s.into(), i);
         i
     }
 
     /// [`tokenize`] as a set of interned ids (same set semantics, stopword fallback included).
     pub fn tokenize(&mut self, text: &str) -> IdSet {
+        let mut ids = Vec::new();
+        self.tokenize_into(text, &mut ids);
+        IdSet(ids)
+    }
+
+    /// Append the sorted, de-duplicated token ids of `text` (the same set as
+    /// [`Interner::tokenize`]) to `out`; returns how many were appended.
+    pub fn tokenize_into(&mut self, text: &str, out: &mut Vec<u32>) -> usize {
         let mut buf = std::mem::take(&mut self.buf);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for_each_token(text, &mut buf, |t| {
-            let stop = is_stopword(t);
             let id = self.id(t);
-            scratch.push((id, stop));
+            scratch.push(id);
         });
-        let any_content = scratch.iter().any(|(_, stop)| !stop);
-        let mut ids: Vec<u32> = scratch
-            .iter()
-            .filter(|(_, stop)| !any_content || !stop)
-            .map(|(id, _)| *id)
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let stop = &self.stop;
+        let any_content = scratch.iter().any(|&id| !stop[id as usize]);
+        if any_content {
+            scratch.retain(|&id| !stop[id as usize]);
+        }
+        scratch.sort_unstable();
+        scratch.dedup();
+        out.extend_from_slice(&scratch);
+        let n = scratch.len();
         self.buf = buf;
         self.scratch = scratch;
-        IdSet(ids)
+        n
     }
 }
 
@@ -395,6 +408,10 @@ impl Interner {
 pub struct IdSet(Vec<u32>);
 
 impl IdSet {
+    /// The sorted token ids.
+    pub fn ids(&self) -> &[u32] {
+        &self.0
+    }
     /// Number of distinct tokens.
     pub fn len(&self) -> usize {
         self.0.len()
