@@ -425,6 +425,14 @@ fn eval(a: EvalArgs) -> CmdResult {
             a.tokenizer_setup
         ))
     })?;
+    if let Some(d) = &a.tokenizers
+        && !d.is_dir()
+    {
+        return Err(Failure::bad_input(format!(
+            "--tokenizers {}: no such directory",
+            d.display()
+        )));
+    }
     let bank_name = display_name(&a.bank);
     // The query is compiled before any row is read, so a bad query fails fast.
     let where_query = match &a.where_ {
@@ -665,6 +673,24 @@ fn f(v: &Value) -> String {
     }
 }
 
+/// `native`, or `native (fallback: cl100k for high, low)` when some tier fell back.
+fn tokenizers_label(t: &Value) -> String {
+    let setup = t["setup"].as_str().unwrap_or_default();
+    let tiers: Vec<&str> = t["fallbacks"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str()?.split(':').next())
+                .collect()
+        })
+        .unwrap_or_default();
+    if tiers.is_empty() {
+        setup.to_string()
+    } else {
+        format!("{setup} (fallback: cl100k for {})", tiers.join(", "))
+    }
+}
+
 fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
     let v2 = &s["scores_v2"];
     let mut o = String::new();
@@ -675,9 +701,7 @@ fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
         s["sample_mode"].as_str().unwrap_or_default(),
         s["sampled"],
         s["api_errors"],
-        s["routeval_tokenizers"]["setup"]
-            .as_str()
-            .unwrap_or_default()
+        tokenizers_label(&s["routeval_tokenizers"])
     );
     let _ = writeln!(VecWriter(&mut o), "\nscores_v2 (percent)");
     for (k, label) in [

@@ -436,3 +436,52 @@ fn command_predictor_desync_start_failure_and_bad_answers() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["api_errors"].as_u64(), Some(rows as u64), "{out}");
 }
+
+#[test]
+fn missing_tokenizers_dir_is_an_error_and_fallbacks_show_in_the_header() {
+    let Some(sh) = shared() else { return };
+    let dir = sh.join("golden/crb/cases/mixed_always_low");
+    let run = |toks: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
+            .current_dir(&dir)
+            .args(["crb", "eval", "--bank", "bank.jsonl", "--predictor", "gold"])
+            .arg("--tokenizers")
+            .arg(toks)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(Path::new("/nonexistent/routeval-tokenizers-xyz"));
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("--tokenizers /nonexistent/routeval-tokenizers-xyz")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // An existing but empty directory: every tier falls back, and the header says so.
+    let empty = std::env::temp_dir().join(format!("routeval-empty-toks-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, err) = run(&empty);
+    std::fs::remove_dir_all(&empty).unwrap();
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("tokenizers native (fallback: cl100k for ")
+            && ["low", "mid", "high"].iter().all(|t| header.contains(t)),
+        "{header}"
+    );
+    // With the real tokenizers, plain "native".
+    let (code, out, err) = run(&sh.join("thirdparty/tokenizers"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("tokenizers native)"),
+        "{out}"
+    );
+}
