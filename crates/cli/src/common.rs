@@ -105,3 +105,30 @@ pub(crate) fn emit(output: Option<&PathBuf>, bytes: &[u8]) -> Result<(), Failure
         }
     }
 }
+
+/// After a persistent line-per-input child (router/predictor) answered every input and its
+/// stdin was closed: count the non-empty lines it still writes to stdout (waiting at most a few
+/// seconds for it to exit). A non-zero count means it wrote more lines than inputs, so its
+/// answers were misaligned.
+pub(crate) fn count_extra_output_lines<R: BufRead + Send + 'static>(mut stdout: R) -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let c = count.clone();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdout.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if !line.trim().is_empty() => {
+                    c.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(_) => {}
+            }
+        }
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
+    count.load(Ordering::SeqCst)
+}

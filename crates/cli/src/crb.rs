@@ -233,11 +233,12 @@ fn load_predictions(path: &Path) -> Result<PredictionMap, Failure> {
 
 /// The `cmd:` predictor: a persistent child process, one JSON row per line in, one answer per
 /// line out (`0`..`3`, a tier name, `{"tier_id", "usage"}`, or `null`/`error: …` = failed).
+/// A process that exits before answering, or writes more lines than rows, is a hard error.
 struct CommandPredictor {
     command: String,
     child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: Option<BufReader<std::process::ChildStdout>>,
 }
 
 impl CommandPredictor {
@@ -262,9 +263,105 @@ impl CommandPredictor {
         Ok(CommandPredictor {
             command: command.to_string(),
             child,
-            stdin,
-            stdout,
+            stdin: Some(stdin),
+            stdout: Some(stdout),
         })
+    }
+
+    /// The process is gone: one clear error, with its exit status when known.
+    fn gone(&mut self, row: usize, what: &str) -> Failure {
+        drop(self.stdin.take());
+        let status = match self.child.wait() {
+            Ok(s) => match s.code() {
+                Some(127) => " (exit status 127: command not found or cannot start)".to_string(),
+                Some(c) => format!(" (exit status {c})"),
+                None => String::new(),
+            },
+            Err(_) => String::new(),
+        };
+        Failure::bad_input(format!("cmd:{}: {what} row {row}{status}", self.command))
+    }
+
+    /// Predict every row in order; then close stdin and check nothing more was written.
+    fn run(
+        &mut self,
+        rows: &[&Value],
+        ids: &[String],
+    ) -> Result<Vec<Result<TierPrediction, String>>, Failure> {
+        let mut out = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let line = serde_json::to_string(row).map_err(|e| Failure::bad_input(e.to_string()))?;
+            let (Some(stdin), Some(stdout)) = (self.stdin.as_mut(), self.stdout.as_mut()) else {
+                return Err(self.gone(i + 1, "closed before"));
+            };
+            if writeln!(stdin, "{line}")
+                .and_then(|_| stdin.flush())
+                .is_err()
+            {
+                return Err(self.gone(i + 1, "exited before reading"));
+            }
+            let mut answer = String::new();
+            match stdout.read_line(&mut answer) {
+                Ok(0) => return Err(self.gone(i + 1, "exited before answering")),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(Failure::bad_input(format!(
+                        "cmd:{}: cannot read the answer for row {}: {e}",
+                        self.command,
+                        i + 1
+                    )));
+                }
+            }
+            let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
+                if unreadable {
+                    eprintln!(
+                        "warning: cmd:{}: row {}: {e}; counted as a predictor error",
+                        self.command,
+                        ids.get(i).map(String::as_str).unwrap_or("?")
+                    );
+                }
+                e
+            });
+            out.push(p);
+        }
+        drop(self.stdin.take());
+        if let Some(stdout) = self.stdout.take() {
+            let extra = common::count_extra_output_lines(stdout);
+            if extra > 0 {
+                return Err(Failure::bad_input(format!(
+                    "cmd:{}: wrote {extra} more non-empty line(s) than the {} input rows: desynchronised (exactly one answer line per row is required)",
+                    self.command,
+                    rows.len()
+                )));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One answer line. `Err((why, false))` = the predictor reported a failure (`null`,
+/// `error: …`); `Err((why, true))` = an unreadable answer (warned about, then also counted as a
+/// predictor error, the reference's semantics for failed predictions).
+fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
+    if let Some(msg) = a.strip_prefix("error:") {
+        return Err((msg.trim().to_string(), false));
+    }
+    if let Some(t) = parse_tier(a) {
+        return Ok(TierPrediction {
+            tier_id: t.id() as i64,
+            usage: None,
+        });
+    }
+    match serde_json::from_str::<Value>(a) {
+        Ok(Value::Null) => Err(("predictor error".into(), false)),
+        Ok(v @ Value::Object(_)) => PredictionMap::parse_entry("", &v)
+            .map_err(|e| (e.problem, true))?
+            .ok_or_else(|| ("predictor error".into(), false)),
+        Ok(Value::Number(n)) if n.as_i64().is_some() => Ok(TierPrediction {
+            tier_id: n.as_i64().unwrap_or(-1),
+            usage: None,
+        }),
+        _ => Err((format!("unreadable answer {a:?}"), true)),
     }
 }
 
@@ -272,42 +369,6 @@ impl Drop for CommandPredictor {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-impl TierPredictor for CommandPredictor {
-    fn predict(&mut self, row: &Value) -> Result<TierPrediction, String> {
-        let line = serde_json::to_string(row).map_err(|e| e.to_string())?;
-        writeln!(self.stdin, "{line}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| format!("cmd:{}: cannot write: {e}", self.command))?;
-        let mut answer = String::new();
-        match self.stdout.read_line(&mut answer) {
-            Ok(0) => return Err(format!("cmd:{}: exited before answering", self.command)),
-            Ok(_) => {}
-            Err(e) => return Err(format!("cmd:{}: cannot read: {e}", self.command)),
-        }
-        let a = answer.trim();
-        if let Some(msg) = a.strip_prefix("error:") {
-            return Err(msg.trim().to_string());
-        }
-        if let Some(t) = parse_tier(a) {
-            return Ok(TierPrediction {
-                tier_id: t.id() as i64,
-                usage: None,
-            });
-        }
-        match serde_json::from_str::<Value>(a) {
-            Ok(Value::Null) => Err("predictor error".into()),
-            Ok(v @ Value::Object(_)) => PredictionMap::parse_entry("", &v)
-                .map_err(|e| e.problem)?
-                .ok_or_else(|| "predictor error".into()),
-            Ok(Value::Number(n)) if n.as_i64().is_some() => Ok(TierPrediction {
-                tier_id: n.as_i64().unwrap_or(-1),
-                usage: None,
-            }),
-            _ => Err(format!("cmd:{}: unreadable answer {a:?}", self.command)),
-        }
     }
 }
 
@@ -364,6 +425,14 @@ fn eval(a: EvalArgs) -> CmdResult {
             a.tokenizer_setup
         ))
     })?;
+    if let Some(d) = &a.tokenizers
+        && !d.is_dir()
+    {
+        return Err(Failure::bad_input(format!(
+            "--tokenizers {}: no such directory",
+            d.display()
+        )));
+    }
     let bank_name = display_name(&a.bank);
     // The query is compiled before any row is read, so a bad query fails fast.
     let where_query = match &a.where_ {
@@ -446,26 +515,29 @@ fn eval(a: EvalArgs) -> CmdResult {
     let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
     let predictions = {
         let spec = a.predictor.as_str();
-        let mut p: Box<dyn TierPredictor> = if spec == "gold" {
-            Box::new(GoldPredictor)
-        } else if let Some(t) = spec.strip_prefix("tier:") {
-            Box::new(ConstantPredictor(parse_tier(t).ok_or_else(|| {
+        if let Some(cmd) = spec.strip_prefix("cmd:") {
+            let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
+            CommandPredictor::spawn(cmd)?.run(&values, &ids)?
+        } else {
+            let mut p: Box<dyn TierPredictor> = if spec == "gold" {
+                Box::new(GoldPredictor)
+            } else if let Some(t) = spec.strip_prefix("tier:") {
+                Box::new(ConstantPredictor(parse_tier(t).ok_or_else(|| {
                 Failure::bad_input(format!(
                     "--predictor: unknown tier {t:?} (expected low, mid, mid_high, high or 0..3)"
                 ))
             })?))
-        } else if let Some(path) = spec.strip_prefix("file:") {
-            Box::new(load_predictions(Path::new(path))?)
-        } else if let Some(cmd) = spec.strip_prefix("cmd:") {
-            Box::new(CommandPredictor::spawn(cmd)?)
-        } else if spec == "llm" {
-            Box::new(llm::LlmPredictor::new(&a.llm)?)
-        } else {
-            return Err(Failure::bad_input(format!(
-                "--predictor: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
-            )));
-        };
-        p.predict_batch(&values)
+            } else if let Some(path) = spec.strip_prefix("file:") {
+                Box::new(load_predictions(Path::new(path))?)
+            } else if spec == "llm" {
+                Box::new(llm::LlmPredictor::new(&a.llm)?)
+            } else {
+                return Err(Failure::bad_input(format!(
+                    "--predictor: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
+                )));
+            };
+            p.predict_batch(&values)
+        }
     };
     let missing = predictions
         .iter()
@@ -601,6 +673,24 @@ fn f(v: &Value) -> String {
     }
 }
 
+/// `native`, or `native (fallback: cl100k for high, low)` when some tier fell back.
+fn tokenizers_label(t: &Value) -> String {
+    let setup = t["setup"].as_str().unwrap_or_default();
+    let tiers: Vec<&str> = t["fallbacks"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str()?.split(':').next())
+                .collect()
+        })
+        .unwrap_or_default();
+    if tiers.is_empty() {
+        setup.to_string()
+    } else {
+        format!("{setup} (fallback: cl100k for {})", tiers.join(", "))
+    }
+}
+
 fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
     let v2 = &s["scores_v2"];
     let mut o = String::new();
@@ -611,9 +701,7 @@ fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
         s["sample_mode"].as_str().unwrap_or_default(),
         s["sampled"],
         s["api_errors"],
-        s["routeval_tokenizers"]["setup"]
-            .as_str()
-            .unwrap_or_default()
+        tokenizers_label(&s["routeval_tokenizers"])
     );
     let _ = writeln!(VecWriter(&mut o), "\nscores_v2 (percent)");
     for (k, label) in [

@@ -230,9 +230,23 @@ pub(crate) fn parse_line(line: &[u8], keys: &[&str]) -> Result<Value, serde_json
     Ok(Value::Object(out))
 }
 
+/// The JSON type name of a value, for error messages.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 enum LineError {
     Json(serde_json::Error),
     Query(QueryError),
+    /// The line is valid JSON but not an object (each line is one instance's extra_info).
+    NotObject(&'static str),
 }
 
 /// Bytes read per chunk: the input is streamed through one reused buffer.
@@ -271,6 +285,9 @@ fn process_region(
                 return Ok(None);
             }
             let v = parse_line(line, keys).map_err(LineError::Json)?;
+            if !v.is_object() {
+                return Err(LineError::NotObject(json_kind(&v)));
+            }
             query.matches(&v, omk).map(Some).map_err(LineError::Query)
         })
         .collect();
@@ -296,6 +313,11 @@ fn process_region(
             }
             Err(LineError::Query(e)) => {
                 return Err(Failure::bad_input(format!("{name}:{line_no}: {e}")));
+            }
+            Err(LineError::NotObject(kind)) => {
+                return Err(Failure::bad_input(format!(
+                    "{name}:{line_no}: bad_instance: each line must be a JSON object, got {kind}"
+                )));
             }
         }
     }

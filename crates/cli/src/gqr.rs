@@ -10,7 +10,9 @@
 //! The data comes from a build (`cargo xtask build-data gqr`, default `$GQR_CACHE_DIR/build`,
 //! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
 
-use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
+use crate::common::{
+    CmdResult, EXIT_OK, Failure, count_extra_output_lines, display_name, emit, open_input,
+};
 use routeval_bench_data::download::gqr_cache_dir;
 use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
 use routeval_bench_data::gqr::registry::Registry;
@@ -247,8 +249,8 @@ impl Latency {
 /// A persistent router process.
 struct Router {
     child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: Option<BufReader<std::process::ChildStdout>>,
     cmd: String,
     line: u64,
 }
@@ -274,8 +276,8 @@ impl Router {
         );
         Ok(Router {
             child,
-            stdin,
-            stdout,
+            stdin: Some(stdin),
+            stdout: Some(stdout),
             cmd: cmd.to_string(),
             line: 0,
         })
@@ -291,13 +293,15 @@ impl Router {
         };
         let mut msg = serde_json::to_string(text).unwrap_or_default();
         msg.push('\n');
-        self.stdin
+        let (Some(stdin), Some(stdout)) = (self.stdin.as_mut(), self.stdout.as_mut()) else {
+            return Err(fail("the router was already closed".into()));
+        };
+        stdin
             .write_all(msg.as_bytes())
-            .and_then(|()| self.stdin.flush())
+            .and_then(|()| stdin.flush())
             .map_err(|e| fail(format!("cannot write: {e}")))?;
         let mut reply = String::new();
-        let n = self
-            .stdout
+        let n = stdout
             .read_line(&mut reply)
             .map_err(|e| fail(format!("cannot read: {e}")))?;
         if n == 0 {
@@ -311,6 +315,24 @@ impl Router {
             Some(l @ (RawLabel::Int(_) | RawLabel::Float(_))) => Ok(l),
             _ => Err(fail(format!("expected an integer label, got {t:?}"))),
         }
+    }
+}
+
+impl Router {
+    /// Close the router's stdin and check it wrote nothing beyond one line per input.
+    fn finish(&mut self) -> Result<(), Failure> {
+        drop(self.stdin.take());
+        let Some(stdout) = self.stdout.take() else {
+            return Ok(());
+        };
+        let extra = count_extra_output_lines(stdout);
+        if extra > 0 {
+            return Err(Failure::bad_input(format!(
+                "router {:?}: wrote {extra} more non-empty line(s) than the {} inputs: desynchronised (exactly one output line per input line is required)",
+                self.cmd, self.line
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -457,6 +479,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 bar.inc(1);
             }
             bar.finish_and_clear();
+            router.finish()?;
         }
         (None, None) => {
             return Err(Failure::bad_input(

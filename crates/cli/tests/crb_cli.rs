@@ -364,3 +364,124 @@ fn eval_where_selects_rows() {
     let bad_omk = run(&["--where", "{}", "--on-missing-key", "maybe"]);
     assert_eq!(bad_omk.status.code(), Some(2));
 }
+
+/// Run `crb eval` in a golden case directory with `--predictor PRED` and the shared tokenizers.
+fn eval_with(case: &str, predictor: &str, extra: &[&str]) -> Option<(i32, String, String)> {
+    let sh = shared()?;
+    let dir = sh.join("golden/crb/cases").join(case);
+    let toks = sh.join("thirdparty/tokenizers");
+    let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .current_dir(&dir)
+        .args([
+            "crb",
+            "eval",
+            "--bank",
+            "bank.jsonl",
+            "--predictor",
+            predictor,
+        ])
+        .arg("--tokenizers")
+        .arg(&toks)
+        .args(extra)
+        .output()
+        .unwrap();
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+#[test]
+fn command_predictor_desync_start_failure_and_bad_answers() {
+    let case = "mixed_always_low";
+    let Some(sh) = shared() else { return };
+    let rows = std::fs::read_to_string(sh.join("golden/crb/cases").join(case).join("bank.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    // Two lines per row: misaligned answers are one clear error, not a score.
+    let (code, out, err) =
+        eval_with(case, "cmd:while read l; do echo 3; echo 0; done", &[]).unwrap();
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(out.is_empty(), "{out}");
+    let want = format!("wrote {rows} more non-empty line(s) than the {rows} input rows");
+    assert!(
+        err.contains(&want) && err.contains("desynchronised") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    // A program that cannot start is one error, not one predictor error per row.
+    let (code, out, err) = eval_with(case, "cmd:nonexistent_xyz", &[]).unwrap();
+    assert_eq!(code, 2, "{out}\n{err}");
+    let ours: Vec<&str> = err.lines().filter(|l| l.contains("cmd:")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    assert!(
+        ours[0].contains("cmd:nonexistent_xyz") && ours[0].contains("127"),
+        "{err}"
+    );
+    // An unparsable answer warns with the row id and counts as a predictor error.
+    let (code, out, err) =
+        eval_with(case, "cmd:while read l; do echo 2.5; done", &["--json"]).unwrap();
+    assert_eq!(code, 0, "{err}");
+    let warns: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("unreadable answer \"2.5\""))
+        .collect();
+    assert_eq!(warns.len(), rows, "{err}");
+    assert!(
+        warns[0].starts_with("warning: ") && warns[0].contains("row "),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["api_errors"].as_u64(), Some(rows as u64), "{out}");
+}
+
+#[test]
+fn missing_tokenizers_dir_is_an_error_and_fallbacks_show_in_the_header() {
+    let Some(sh) = shared() else { return };
+    let dir = sh.join("golden/crb/cases/mixed_always_low");
+    let run = |toks: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
+            .current_dir(&dir)
+            .args(["crb", "eval", "--bank", "bank.jsonl", "--predictor", "gold"])
+            .arg("--tokenizers")
+            .arg(toks)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(Path::new("/nonexistent/routeval-tokenizers-xyz"));
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("--tokenizers /nonexistent/routeval-tokenizers-xyz")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // An existing but empty directory: every tier falls back, and the header says so.
+    let empty = std::env::temp_dir().join(format!("routeval-empty-toks-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, err) = run(&empty);
+    std::fs::remove_dir_all(&empty).unwrap();
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("tokenizers native (fallback: cl100k for ")
+            && ["low", "mid", "high"].iter().all(|t| header.contains(t)),
+        "{header}"
+    );
+    // With the real tokenizers, plain "native".
+    let (code, out, err) = run(&sh.join("thirdparty/tokenizers"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("tokenizers native)"),
+        "{out}"
+    );
+}

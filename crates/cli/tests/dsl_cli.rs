@@ -144,3 +144,20 @@ fn filter_errors_exit_2() {
     assert_eq!(code, 2);
     assert!(err.contains("bad_where"), "{err}");
 }
+
+#[test]
+fn filter_rejects_lines_that_are_not_objects() {
+    let dir = std::env::temp_dir().join(format!("routeval-dsl-nonobj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, bad) in ["[1,2]", r#""str""#, "3", "null"].iter().enumerate() {
+        let f = dir.join(format!("info{i}.jsonl"));
+        std::fs::write(&f, format!("{{\"a\": 1}}\n\n{bad}\n{{\"a\": 2}}\n")).unwrap();
+        let (code, out, err) = routeval(&["filter", "--where", "{}", f.to_str().unwrap()]);
+        assert_eq!((code, out.as_str()), (2, ""), "{bad}: {err}");
+        assert!(
+            err.contains(&format!("info{i}.jsonl:3: bad_instance")) && err.lines().count() == 1,
+            "{bad}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

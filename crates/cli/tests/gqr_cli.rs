@@ -225,3 +225,27 @@ fn no_build_is_a_clear_error() {
     let (code, _, err) = routeval(&["gqr", "score", "--cmd", "cat"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn router_writing_two_lines_per_input_is_a_desync_error() {
+    let Some(m) = mirror("router_writing_two_lines_per_input_is_a_desync_error") else {
+        return;
+    };
+    let (code, out, err) = routeval(&[
+        "gqr",
+        "score",
+        "--cmd",
+        "while read l; do echo 3; echo 0; done",
+        "--unseen",
+        "--from",
+        &m,
+    ]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("wrote 4032 more non-empty line(s) than the 4032 inputs")
+            && err.contains("desynchronised")
+            && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
