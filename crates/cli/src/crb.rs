@@ -67,7 +67,7 @@ pub(crate) struct EvalArgs {
     benchmarks: Vec<String>,
     /// Keep only the bank rows this `where` query selects (a JSON object, evaluated on each
     /// row object, e.g. '{"benchmark": {"in": ["bfcl", "mtrag"]}, "step_index": {">": 1}}';
-    /// see docs/dsl.md). Applied after sampling and `--benchmark`; the selected count goes to
+    /// see the README). Applied after sampling and `--benchmark`; the selected count goes to
     /// stderr, stdout is unchanged.
     #[arg(long = "where", value_name = "JSON")]
     where_: Option<String>,

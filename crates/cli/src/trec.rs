@@ -94,7 +94,7 @@ blank lines are ignored; fields may be separated by any whitespace; CRLF is fine
 Errors (missing column, non-numeric score or relevance, NaN score, empty run, a document twice \
 in one query's results or judgments) print one line `error: FILE:LINE: problem` and exit 2.
 
-Differences from trec_eval are listed in docs/trec.md (e.g. garbage numbers are errors instead \
+Differences from trec_eval are listed in the README (e.g. garbage numbers are errors instead \
 of silently becoming 0).";
 
 fn measures_help() -> String {

@@ -24,7 +24,7 @@
 //! Rejected with a clear error although Python accepts them: the `(?t)` flag, case-insensitive
 //! backreferences under `(?a)`, and anything the engine refuses (variable-width lookbehind is
 //! rejected by Python too; very large repetition counts exceed the engine's size limit).
-//! Known approximations (documented in `docs/dsl.md`): case-insensitive matching uses the
+//! Known approximations (documented in the README): case-insensitive matching uses the
 //! engine's simple case folding (Python also uses simple folding, with a few extra pairs), and
 //! the Unicode tables are Unicode 16 (Python 3.11 uses 14).
 

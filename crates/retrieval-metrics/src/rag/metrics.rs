@@ -4,7 +4,7 @@
 //! unknown/irrelevant id); `ideal` — every positive gain known for the query (any order);
 //! `k` — the cut-off (≥ 1). "Relevant" means gain > 0; ranks start at 1; only the first `k`
 //! gains are read. These are the rag-quality-check variants, which differ from trec_eval's
-//! measures at the edges (MRR is cut at k; see `docs/rag.md`).
+//! measures at the edges (MRR is cut at k; see the README).
 
 /// `precision_at_k = |{i ≤ k : gains[i] > 0}| / k` — always divides by the requested `k`,
 /// even when fewer than `k` items came back (trec_eval `P_k` does the same). Range 0..1.
