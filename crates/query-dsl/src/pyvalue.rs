@@ -108,47 +108,9 @@ pub fn py_type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Python's `repr()` of a float: the shortest digits that round-trip, in fixed notation unless
-/// the decimal exponent is below -4 or at least 16 (`1e-05`, `1e+16`, `-0.0`, `inf`, `nan`).
-pub fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // `{:e}` gives the shortest round-trip digits in scientific form: d.ddde[-]N.
-    let sci = format!("{:e}", x.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let sign = if x < 0.0 { "-" } else { "" };
-    if !(-4..16).contains(&exp) {
-        let m = if digits.len() == 1 {
-            digits.clone()
-        } else {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        };
-        let es = if exp < 0 { "-" } else { "+" };
-        format!("{sign}{m}e{es}{:02}", exp.abs())
-    } else if exp < 0 {
-        format!("{sign}0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-    } else {
-        let e = exp as usize;
-        if digits.len() > e + 1 {
-            format!("{sign}{}.{}", &digits[..e + 1], &digits[e + 1..])
-        } else {
-            format!("{sign}{}{}.0", digits, "0".repeat(e + 1 - digits.len()))
-        }
-    }
-}
+/// Python's `repr()` of a float (`1e-05`, `1e+16`, `-0.0`, `inf`, `nan`); one definition for the
+/// workspace, in `routeval_core::py`.
+pub use routeval_core::py::float_repr as py_float_repr;
 
 /// Python's `str()` of a scalar JSON value (`True`, `None`, `1.0`, `1e+16`, ...).
 ///

@@ -5,59 +5,9 @@
 use super::text::is_space;
 use super::unicode_tables::NONPRINTABLE_RANGES;
 
-/// Shortest round-trip digits and decimal exponent of a finite, non-zero `x`:
-/// `x = 0.d1d2...dn × 10^decpt` (sign dropped).
-fn shortest_digits(x: f64) -> (String, i32) {
-    let s = format!("{:e}", x.abs());
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    (digits, exp + 1)
-}
-
-/// Python `repr(float)` (also `str(float)` and `json.dumps` for finite floats):
-/// shortest round-trip digits, fixed notation when `-4 < decpt <= 16`, else `1e-05` / `1e+16`.
-pub fn float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let (digits, decpt) = shortest_digits(x);
-    let n = digits.len() as i32;
-    let body = if -4 < decpt && decpt <= 16 {
-        if decpt <= 0 {
-            format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
-        } else if decpt >= n {
-            format!("{}{}.0", digits, "0".repeat((decpt - n) as usize))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..decpt as usize],
-                &digits[decpt as usize..]
-            )
-        }
-    } else {
-        let e = decpt - 1;
-        let mant = if n == 1 {
-            digits.clone()
-        } else {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        };
-        let esign = if e < 0 { '-' } else { '+' };
-        format!("{mant}e{esign}{:02}", e.abs())
-    };
-    format!("{sign}{body}")
-}
+/// Python `repr(float)` (also `str(float)` and `json.dumps` for finite floats); one definition
+/// for the workspace, in `routeval_core::py`.
+pub use routeval_core::py::float_repr;
 
 /// `json.dumps(round(x, 6))`: the shortest repr of a value with at most 6 decimals, written
 /// straight from its integer millionths when it is in [1e-4, 1e9) (or zero), else via
