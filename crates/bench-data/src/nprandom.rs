@@ -370,36 +370,8 @@ pub fn approximate_mode<G: BitGen>(
     floored.into_iter().map(|f| f as usize).collect()
 }
 
-/// numpy's float64 `add.reduce` over a contiguous array (pairwise summation, 8-way unrolled
-/// blocks of up to 128 elements).
-pub fn numpy_sum(a: &[f64]) -> f64 {
-    let n = a.len();
-    if n < 8 {
-        let mut s = -0.0;
-        for &x in a {
-            s += x;
-        }
-        s
-    } else if n <= 128 {
-        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
-        let mut i = 8;
-        while i < n - (n % 8) {
-            for j in 0..8 {
-                r[j] += a[i + j];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
-        }
-        res
-    } else {
-        let n2 = (n / 2) - ((n / 2) % 8);
-        numpy_sum(&a[..n2]) + numpy_sum(&a[n2..])
-    }
-}
+/// numpy's pairwise float64 sum (one definition, in `routeval_core::py`).
+pub use routeval_core::py::numpy_sum;
 
 /// The result of [`stratified_train_test_split`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 //! The references (rag-quality-check, CommonRouterBench, flexeval, GQR-Bench) are Python, and
 //! some of their outputs depend on how CPython 3.11 spells a value: token counts of
 //! `json.dumps` texts, group labels made with `str()`, summary lines. This module holds the
-//! spellings shared by more than one crate, so there is one definition to test.
+//! spellings shared by more than one crate, so there is one definition to test, and numpy's
+//! summation order ([`numpy_sum`]), which the GQR-Bench means depend on.
 
 use std::fmt::Write;
 
@@ -60,6 +61,39 @@ pub fn float_repr(x: f64) -> String {
         let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
     }
     out
+}
+
+/// numpy's float64 `add.reduce` over a contiguous array: pairwise summation with 8-way unrolled
+/// blocks of up to 128 elements, the order `np.sum`, `np.average` and pandas' `Series.mean`
+/// use. Sums in exactly that order, so means match numpy bit for bit (an empty slice gives
+/// `-0.0`, as numpy's initial value). Source: numpy `pairwise_sum` (`loops_utils.h.src`).
+pub fn numpy_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut s = -0.0;
+        for &x in a {
+            s += x;
+        }
+        s
+    } else if n <= 128 {
+        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
+        let mut i = 8;
+        while i < n - (n % 8) {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += a[i];
+            i += 1;
+        }
+        res
+    } else {
+        let n2 = (n / 2) - ((n / 2) % 8);
+        numpy_sum(&a[..n2]) + numpy_sum(&a[n2..])
+    }
 }
 
 #[cfg(test)]
