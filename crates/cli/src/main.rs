@@ -14,6 +14,11 @@ mod trec;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// mimalloc: the JSON-heavy subcommands (rag, filter, route, crb) spend a large share of their
+/// time in malloc/free; measured in benches/README.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Evaluate LLM routers and retrievers: trec_eval-exact IR measures, RAG quality,
 /// query-routed metrics, tier routing (CommonRouterBench) and guarded query routing (GQR-Bench).
 #[derive(Debug, Parser)]
