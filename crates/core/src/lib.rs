@@ -21,6 +21,7 @@ pub mod error;
 pub mod fixtures;
 pub mod labels;
 pub mod py;
+mod py_nonprintable;
 
 pub use accum::{Accumulator, Count, Mean, Sum};
 pub use error::{Error, Location, Result};

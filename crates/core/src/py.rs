@@ -6,6 +6,7 @@
 //! spellings shared by more than one crate, so there is one definition to test, and numpy's
 //! summation order ([`numpy_sum`]), which the GQR-Bench means depend on.
 
+use crate::py_nonprintable::NONPRINTABLE_RANGES;
 use std::fmt::Write;
 
 /// CPython's `repr(x)` (and `str(x)`) of a float.
@@ -96,6 +97,65 @@ pub fn numpy_sum(a: &[f64]) -> f64 {
     }
 }
 
+/// CPython 3.11's `str.isprintable()` for one character (Unicode 14 tables): false for the
+/// categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs other than the ASCII space.
+pub fn is_printable(c: char) -> bool {
+    let cp = c as u32;
+    if (0x20..0x7f).contains(&cp) {
+        return true;
+    }
+    NONPRINTABLE_RANGES
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_err()
+}
+
+/// CPython's `repr(s)` of a string: single quotes unless the text contains `'` and no `"`;
+/// `\\`, `\t`, `\n`, `\r` and the chosen quote escaped; characters that are not printable
+/// ([`is_printable`]) as `\xNN`, `\uNNNN` or `\UNNNNNNNN`. Source: CPython
+/// `unicode_repr` (`Objects/unicodeobject.c`).
+pub fn repr_str(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !is_printable(c) => {
+                let cp = c as u32;
+                if cp <= 0xff {
+                    let _ = write!(out, "\\x{cp:02x}");
+                } else if cp <= 0xffff {
+                    let _ = write!(out, "\\u{cp:04x}");
+                } else {
+                    let _ = write!(out, "\\U{cp:08x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::float_repr;
@@ -127,6 +187,21 @@ mod tests {
         for (x, want) in cases {
             assert_eq!(float_repr(x), want, "repr({x:?})");
         }
+    }
+
+    #[test]
+    fn repr_str_matches_cpython() {
+        use super::repr_str;
+        assert_eq!(repr_str("abc"), "'abc'");
+        assert_eq!(repr_str("it's"), "\"it's\"");
+        assert_eq!(repr_str("a'b\"c"), "'a\\'b\"c'");
+        assert_eq!(repr_str("t\tn\nr\r\\"), "'t\\tn\\nr\\r\\\\'");
+        assert_eq!(
+            repr_str("\u{7}\u{a0}\u{200b}\u{10ffff}é日"),
+            "'\\x07\\xa0\\u200b\\U0010ffff\u{e9}\u{65e5}'"
+        );
+        // Unassigned in Unicode 14 (category Cn): escaped.
+        assert_eq!(repr_str("\u{378}"), "'\\u0378'");
     }
 
     #[test]

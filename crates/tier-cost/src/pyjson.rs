@@ -8,9 +8,6 @@
 //! * [`float_repr`]: Python's `repr(float)` (shortest round-trip digits, `1e-05`, `1e+16`, `100.0`).
 //!
 //! Key order is the map's order: use `serde_json` with `preserve_order` so it is the file's.
-//! Known approximation: Python `repr` of a string escapes non-printable characters; the
-//! printable test here covers controls, separators/format characters (Zs, Zl, Zp, Cf) and
-//! private-use code points but not unassigned ones (Python's Unicode 14 `Cn`).
 
 use serde_json::{Map, Number, Value};
 use std::fmt::Write;
@@ -211,55 +208,9 @@ fn write_repr_map(out: &mut String, m: &Map<String, Value>) {
     out.push('}');
 }
 
-/// Whether Python's `str.isprintable()` holds for `c` (approximation, see the module docs).
-fn is_printable(c: char) -> bool {
-    let u = c as u32;
-    if u < 0x20 || (0x7f..=0xa0).contains(&u) {
-        return false;
-    }
-    !matches!(u,
-        0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x1680 | 0x180e
-        | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064 | 0x2066..=0x206f
-        | 0x3000 | 0xd800..=0xf8ff | 0xfeff | 0xfff9..=0xfffb
-        | 0x110bd | 0x1bca0..=0x1bca3 | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f
-        | 0xf0000..)
-}
-
-/// Python's `repr(s)` for a string: single quotes unless the text has `'` and no `"`.
-pub fn py_repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c => {
-                let u = c as u32;
-                if u < 0x100 {
-                    let _ = write!(out, "\\x{u:02x}");
-                } else if u < 0x10000 {
-                    let _ = write!(out, "\\u{u:04x}");
-                } else {
-                    let _ = write!(out, "\\U{u:08x}");
-                }
-            }
-        }
-    }
-    out.push(quote);
-    out
-}
+/// Python's `repr(s)` for a string (one definition, in `routeval_core::py`, exact for CPython
+/// 3.11's Unicode 14 printable table).
+pub use routeval_core::py::repr_str as py_repr_str;
 
 /// Python truthiness of a JSON value (`null`, `false`, `0`, `0.0`, `""`, `[]`, `{}` are false).
 pub fn truthy(v: &Value) -> bool {

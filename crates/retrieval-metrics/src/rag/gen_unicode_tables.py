@@ -36,7 +36,8 @@ def ranges(name, doc, key):
 
 ranges("WORD_CHAR_RANGES", "Python `re` `\\w` plus Mn/Mc marks in [U+0300, U+1E950): inclusive ranges.", "word_char_ranges")
 ranges("MARK_RANGES", "General category Mn or Mc, any code point: inclusive ranges.", "mark_ranges")
-ranges("NONPRINTABLE_RANGES", "Not `str.isprintable()` (escaped by `repr`): inclusive ranges.", "nonprintable_ranges")
+# NONPRINTABLE_RANGES lives in crates/core/src/py_nonprintable.rs (shared by rag and tier-cost);
+# regenerate it with the same `ranges(...)` call ("nonprintable_ranges") if the data changes.
 ws = data["whitespace"]["code_points"]
 w("/// `str.isspace()` code points, sorted.")
 w("pub(crate) static WHITESPACE: &[u32] = &[" + ", ".join(f"0x{c:X}" for c in ws) + "];")

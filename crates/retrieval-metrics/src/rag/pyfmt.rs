@@ -3,7 +3,6 @@
 //! `json.dumps` string/float spelling.
 
 use super::text::is_space;
-use super::unicode_tables::NONPRINTABLE_RANGES;
 
 /// Python `repr(float)` (also `str(float)` and `json.dumps` for finite floats); one definition
 /// for the workspace, in `routeval_core::py`.
@@ -113,60 +112,9 @@ pub fn round6(x: f64) -> f64 {
     format!("{:.6}", x).parse().unwrap_or(x)
 }
 
-fn is_nonprintable(c: char) -> bool {
-    let cp = c as u32;
-    if (0x20..0x7f).contains(&cp) {
-        return false;
-    }
-    NONPRINTABLE_RANGES
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
-}
-
-/// Python `repr(str)`: single quotes unless the text has `'` and no `"`; `\\`, `\t`, `\n`,
-/// `\r` escaped; non-printable characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
-pub fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_nonprintable(c) => {
-                let cp = c as u32;
-                if cp <= 0xff {
-                    out.push_str(&format!("\\x{cp:02x}"));
-                } else if cp <= 0xffff {
-                    out.push_str(&format!("\\u{cp:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{cp:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
+/// Python `repr(str)` (one definition, in `routeval_core::py`, on CPython 3.11's Unicode 14
+/// printable table).
+pub use routeval_core::py::repr_str;
 
 /// rag-quality-check's `_shorten(text, width)`: whitespace runs collapsed to one space (ends
 /// trimmed), then cut to `width - 3` code points plus `...` when longer than `width`.
