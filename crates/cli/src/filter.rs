@@ -1,21 +1,22 @@
 //! `routeval filter`: grep for JSONL by a `where` query.
 //!
 //! Each line is one instance's `extra_info` object. Matching lines are printed unchanged (or,
-//! with `--count`, their number). Only the top-level keys the query reads are parsed into
-//! values; the rest of each line is validated and skipped. Lines are evaluated in parallel
-//! (rayon) and printed in input order. Exit 0 whether or not anything matched; exit 2 with
-//! one stderr line (error kind, and `FILE:LINE` for data errors) on a malformed query, an
-//! invalid JSON line or a query/data error (`missing_key`, `type_error`); nothing is printed
-//! on stdout then. Members the query does not read are checked for structure only (strings
-//! terminated, brackets balanced, scalars valid), not parsed.
+//! with `--count`, their number). Each line is checked for UTF-8, then parsed by `serde_json`
+//! straight into a reused query tape ([`Doc::parse_projected`]) keeping only the top-level
+//! members the query reads; the other members are fully validated but not stored. A reader
+//! thread streams the input in chunks of whole lines while rayon evaluates the previous chunk
+//! in pieces of ~256 KiB; matching lines are printed in input order. Exit 0 whether or not
+//! anything matched; exit 2 with one stderr line (error kind, and `FILE:LINE` for data errors)
+//! on a malformed query, an invalid JSON line or a query/data error (`missing_key`,
+//! `type_error`); nothing is printed on stdout then.
 
 use crate::common::{Failure, display_name, emit, open_input};
 use rayon::prelude::*;
-use routeval_query_dsl::{OnMissingKey, Query, QueryError};
-use serde_json::{Map, Value};
-use std::borrow::Cow;
+use routeval_query_dsl::{Doc, OnMissingKey, Query, QueryError};
+use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::mpsc;
 
 /// Arguments of `routeval filter`.
 #[derive(Debug, clap::Args)]
@@ -44,190 +45,28 @@ fn scan_error(what: &str, at: usize) -> serde_json::Error {
     <serde_json::Error as serde::de::Error>::custom(format!("{what} at byte {}", at + 1))
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
+/// Evaluate `query` on one non-blank line: the line is parsed (and fully validated) into
+/// `doc`, reused across lines, keeping only the top-level members the query reads
+/// ([`Doc::parse_projected`]); UTF-8 is checked over the whole line first.
+fn eval_line(
+    line: &[u8],
+    query: &Query,
+    keys: &[&str],
+    omk: OnMissingKey,
+    doc: &mut Doc,
+) -> Result<bool, LineError> {
+    if let Err(e) = simdutf8::compat::from_utf8(line) {
+        return Err(LineError::Json(scan_error(
+            "invalid UTF-8",
+            e.valid_up_to(),
+        )));
     }
-    i
-}
-
-/// End (exclusive) of the JSON string starting at `b[i] == b'"'`. Short strings (most keys
-/// and values) are scanned bytewise; long ones with `memchr2`.
-fn skip_string(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
-    let mut j = i + 1;
-    let short_end = (j + 24).min(b.len());
-    while j < short_end {
-        match b[j] {
-            b'"' => return Ok(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
+    doc.parse_projected(line, keys).map_err(LineError::Json)?;
+    if !doc.is_object() {
+        let v: Value = serde_json::from_slice(line).map_err(LineError::Json)?;
+        return Err(LineError::NotObject(json_kind(&v)));
     }
-    while j < b.len() {
-        match memchr::memchr2(b'"', b'\\', &b[j..]) {
-            None => break,
-            Some(k) => {
-                if b[j + k] == b'\\' {
-                    j += k + 2;
-                } else {
-                    return Ok(j + k + 1);
-                }
-            }
-        }
-    }
-    Err(scan_error("unterminated string", i))
-}
-
-/// Whether `s` is a JSON number (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
-fn is_json_number(s: &[u8]) -> bool {
-    let mut i = 0;
-    let digits = |i: &mut usize| {
-        let st = *i;
-        while *i < s.len() && s[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i > st
-    };
-    if s.first() == Some(&b'-') {
-        i += 1;
-    }
-    if s.get(i) == Some(&b'0') {
-        i += 1;
-    } else if !digits(&mut i) {
-        return false;
-    }
-    if s.get(i) == Some(&b'.') {
-        i += 1;
-        if !digits(&mut i) {
-            return false;
-        }
-    }
-    if matches!(s.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(s.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if !digits(&mut i) {
-            return false;
-        }
-    }
-    i == s.len()
-}
-
-/// End (exclusive) of the JSON value starting at `b[i]` (structure only: strings, brackets,
-/// scalar tokens).
-fn skip_value(b: &[u8], i: usize) -> Result<usize, serde_json::Error> {
-    match b.get(i) {
-        None => Err(scan_error("expected a value", i)),
-        Some(b'"') => skip_string(b, i),
-        Some(b'{' | b'[') => {
-            // Open brackets as a bit stack (1 = object); deeper nesting spills to a Vec.
-            let mut bits: u64 = u64::from(b[i] == b'{');
-            let mut depth = 1usize;
-            let mut spill: Vec<u64> = Vec::new();
-            let mut j = i + 1;
-            while let Some(&c) = b.get(j) {
-                match c {
-                    b'"' => {
-                        j = skip_string(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => {
-                        if depth.is_multiple_of(64) {
-                            spill.push(bits);
-                            bits = 0;
-                        }
-                        bits = (bits << 1) | u64::from(c == b'{');
-                        depth += 1;
-                    }
-                    b'}' | b']' => {
-                        if (bits & 1 == 1) != (c == b'}') {
-                            return Err(scan_error("mismatched bracket", j));
-                        }
-                        bits >>= 1;
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(j + 1);
-                        }
-                        if depth.is_multiple_of(64) {
-                            bits = spill.pop().unwrap_or(0);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            Err(scan_error("unterminated array or object", i))
-        }
-        Some(_) => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            {
-                j += 1;
-            }
-            let tok = &b[i..j];
-            if matches!(tok, b"true" | b"false" | b"null") || is_json_number(tok) {
-                Ok(j)
-            } else {
-                Err(scan_error("invalid value", i))
-            }
-        }
-    }
-}
-
-/// Parse one line into the value the query is evaluated on. For an object line, only the
-/// members named in `keys` are parsed (fully, by serde_json); the others are checked for
-/// structure (strings, brackets, scalars) and skipped. Any other line is parsed whole.
-pub(crate) fn parse_line(line: &[u8], keys: &[&str]) -> Result<Value, serde_json::Error> {
-    let b = line;
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return serde_json::from_slice(line);
-    }
-    let mut out = Map::new();
-    i = skip_ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            if b.get(i) != Some(&b'"') {
-                return Err(scan_error("expected a string key", i));
-            }
-            let kend = skip_string(b, i)?;
-            let raw = &b[i + 1..kend - 1];
-            let key: Cow<'_, str> = if raw.contains(&b'\\') {
-                Cow::Owned(serde_json::from_slice::<String>(&b[i..kend])?)
-            } else {
-                Cow::Borrowed(std::str::from_utf8(raw).map_err(|_| scan_error("invalid UTF-8", i))?)
-            };
-            i = skip_ws(b, kend);
-            if b.get(i) != Some(&b':') {
-                return Err(scan_error("expected ':'", i));
-            }
-            i = skip_ws(b, i + 1);
-            let vend = skip_value(b, i)?;
-            if keys.contains(&key.as_ref()) {
-                let v: Value = serde_json::from_slice(&b[i..vend])?;
-                out.insert(key.into_owned(), v);
-            }
-            i = skip_ws(b, vend);
-            match b.get(i) {
-                Some(b',') => i = skip_ws(b, i + 1),
-                Some(b'}') => {
-                    i += 1;
-                    break;
-                }
-                _ => return Err(scan_error("expected ',' or '}'", i)),
-            }
-        }
-    }
-    if skip_ws(b, i) != b.len() {
-        return Err(scan_error("trailing characters", i));
-    }
-    if std::str::from_utf8(line).is_err() {
-        return Err(scan_error("invalid UTF-8", 0));
-    }
-    Ok(Value::Object(out))
+    query.matches_doc(doc, omk).map_err(LineError::Query)
 }
 
 /// The JSON type name of a value, for error messages.
@@ -252,8 +91,69 @@ enum LineError {
 /// Bytes read per chunk: the input is streamed through one reused buffer.
 const CHUNK: usize = 8 << 20;
 
-/// Evaluate the complete lines of `region` (1-based numbering from `first_line`), appending
-/// matching lines to `out` (unless counting) and counting matches and non-blank lines.
+/// Bytes per parallel piece of a chunk (cut at line ends): small enough to balance the
+/// threads, large enough that each piece's set-up (a `Doc`, an output buffer) is amortised.
+const PIECE: usize = 256 << 10;
+
+/// What one piece of a chunk produced.
+#[derive(Default)]
+struct PieceResult {
+    /// Lines in the piece (blank ones included), for numbering.
+    lines: usize,
+    /// Matching lines.
+    count: u64,
+    /// Non-blank lines.
+    total: u64,
+    /// The matching lines, each with its `\n` (unless counting).
+    out: Vec<u8>,
+    /// The first failing line: its 0-based index in the piece, and the error.
+    error: Option<(usize, LineError)>,
+}
+
+/// Evaluate every line of `piece` (complete lines; the last may lack its `\n`), stopping at
+/// the first error.
+fn process_piece(
+    piece: &[u8],
+    query: &Query,
+    keys: &[&str],
+    omk: OnMissingKey,
+    keep_lines: bool,
+) -> PieceResult {
+    let mut r = PieceResult::default();
+    let mut doc = Doc::default();
+    let mut start = 0usize;
+    while start < piece.len() {
+        let end = memchr::memchr(b'\n', &piece[start..]).map_or(piece.len(), |k| start + k);
+        let line = &piece[start..end];
+        let index = r.lines;
+        r.lines += 1;
+        start = end + 1;
+        if line.iter().all(|c| c.is_ascii_whitespace()) {
+            continue;
+        }
+        match eval_line(line, query, keys, omk, &mut doc) {
+            Ok(m) => {
+                r.total += 1;
+                if m {
+                    r.count += 1;
+                    if keep_lines {
+                        r.out.extend_from_slice(line);
+                        r.out.push(b'\n');
+                    }
+                }
+            }
+            Err(e) => {
+                r.error = Some((index, e));
+                return r;
+            }
+        }
+    }
+    r
+}
+
+/// Evaluate the complete lines of `region` (1-based numbering from `first_line`) in parallel
+/// pieces, appending matching lines to `out` in input order (unless counting) and counting
+/// matches and non-blank lines. Returns the number of lines in the region.
 #[allow(clippy::too_many_arguments)]
 fn process_region(
     region: &[u8],
@@ -267,61 +167,83 @@ fn process_region(
     count: &mut u64,
     total: &mut u64,
 ) -> Result<usize, Failure> {
-    let mut spans = Vec::new();
+    let mut pieces = Vec::with_capacity(region.len() / PIECE + 1);
     let mut start = 0usize;
-    for nl in memchr::memchr_iter(b'\n', region) {
-        spans.push((start, nl));
-        start = nl + 1;
+    while start < region.len() {
+        let cut = (start + PIECE).min(region.len());
+        let end = if cut == region.len() {
+            cut
+        } else {
+            memchr::memchr(b'\n', &region[cut..]).map_or(region.len(), |k| cut + k + 1)
+        };
+        pieces.push(&region[start..end]);
+        start = end;
     }
-    if start < region.len() {
-        spans.push((start, region.len()));
-    }
-    let results: Vec<Result<Option<bool>, LineError>> = spans
+    let results: Vec<PieceResult> = pieces
         .par_iter()
-        .with_min_len(512)
-        .map(|&(a, b)| {
-            let line = &region[a..b];
-            if line.iter().all(|c| c.is_ascii_whitespace()) {
-                return Ok(None);
-            }
-            let v = parse_line(line, keys).map_err(LineError::Json)?;
-            if !v.is_object() {
-                return Err(LineError::NotObject(json_kind(&v)));
-            }
-            query.matches(&v, omk).map(Some).map_err(LineError::Query)
-        })
+        .map(|piece| process_piece(piece, query, keys, omk, keep_lines))
         .collect();
-    for (i, r) in results.into_iter().enumerate() {
-        let line_no = first_line + i;
-        match r {
-            Ok(None) => {}
-            Ok(Some(m)) => {
-                *total += 1;
-                if m {
-                    *count += 1;
-                    if keep_lines {
-                        let (a, b) = spans[i];
-                        out.extend_from_slice(&region[a..b]);
-                        out.push(b'\n');
-                    }
+    let mut line_no = first_line;
+    for r in results {
+        if let Some((i, e)) = r.error {
+            let at = line_no + i;
+            return Err(Failure::bad_input(match e {
+                LineError::Json(e) => format!("{name}:{at}: invalid JSON: {e}"),
+                LineError::Query(e) => format!("{name}:{at}: {e}"),
+                LineError::NotObject(kind) => format!(
+                    "{name}:{at}: bad_instance: each line must be a JSON object, got {kind}"
+                ),
+            }));
+        }
+        line_no += r.lines;
+        *count += r.count;
+        *total += r.total;
+        out.extend_from_slice(&r.out);
+    }
+    Ok(line_no - first_line)
+}
+
+/// Read `reader` in chunks of about [`CHUNK`] bytes, each cut after its last `\n` (the rest
+/// is carried into the next; a line longer than a chunk makes that chunk longer), sending
+/// them to `full`; emptied buffers come back on `free` and are reused. Runs on its own
+/// thread so that reading overlaps evaluation. Stops early, without error, when the
+/// receiving side has gone (it stopped at a bad line).
+fn read_chunks(
+    reader: &mut dyn Read,
+    name: &str,
+    full: &mpsc::SyncSender<Vec<u8>>,
+    free: &mpsc::Receiver<Vec<u8>>,
+) -> Result<(), Failure> {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut buf = free.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.append(&mut carry);
+        let want = CHUNK as u64;
+        let got = loop {
+            match reader.take(want).read_to_end(&mut buf) {
+                Ok(k) => break k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Failure::bad_input(format!("{name}: cannot read: {e}"))),
+            }
+        };
+        let eof = (got as u64) < want;
+        if !eof {
+            // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
+            match memchr::memrchr(b'\n', &buf) {
+                Some(p) => carry.extend_from_slice(&buf[p + 1..]),
+                None => {
+                    carry = buf; // no line end yet: read on
+                    continue;
                 }
             }
-            Err(LineError::Json(e)) => {
-                return Err(Failure::bad_input(format!(
-                    "{name}:{line_no}: invalid JSON: {e}"
-                )));
-            }
-            Err(LineError::Query(e)) => {
-                return Err(Failure::bad_input(format!("{name}:{line_no}: {e}")));
-            }
-            Err(LineError::NotObject(kind)) => {
-                return Err(Failure::bad_input(format!(
-                    "{name}:{line_no}: bad_instance: each line must be a JSON object, got {kind}"
-                )));
-            }
+            let keep = buf.len() - carry.len();
+            buf.truncate(keep);
+        }
+        if full.send(buf).is_err() || eof {
+            return Ok(());
         }
     }
-    Ok(spans.len())
 }
 
 /// Run `routeval filter`.
@@ -340,47 +262,36 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let mut count = 0u64;
     let mut total = 0u64;
     let mut next_line = 1usize;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut eof = false;
-    while !eof {
-        let old = buf.len();
-        buf.resize(old + CHUNK, 0);
-        let mut filled = old;
-        while filled < buf.len() {
-            match reader.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(k) => filled += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::bad_input(format!("{name}: cannot read: {e}"))),
+    let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(1);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| -> Result<(), Failure> {
+        let name = &name;
+        let reader = &mut reader;
+        let reading = scope.spawn(move || read_chunks(&mut **reader, name, &full_tx, &free_rx));
+        let evaluated = (|| {
+            for chunk in &full_rx {
+                next_line += process_region(
+                    &chunk,
+                    next_line,
+                    &query,
+                    &keys,
+                    omk,
+                    &name,
+                    !args.count,
+                    &mut out,
+                    &mut count,
+                    &mut total,
+                )?;
+                let _ = free_tx.send(chunk);
             }
-        }
-        buf.truncate(filled);
-        // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
-        let end = if eof {
-            buf.len()
-        } else {
-            match memchr::memrchr(b'\n', &buf) {
-                Some(p) => p + 1,
-                None => continue, // a line longer than the chunk: read more
-            }
-        };
-        next_line += process_region(
-            &buf[..end],
-            next_line,
-            &query,
-            &keys,
-            omk,
-            &name,
-            !args.count,
-            &mut out,
-            &mut count,
-            &mut total,
-        )?;
-        buf.drain(..end);
-    }
+            Ok(())
+        })();
+        drop(full_rx); // unblocks the reader if evaluation stopped early
+        let read = reading
+            .join()
+            .unwrap_or_else(|_| Err(Failure::bad_input(format!("{name}: reader thread failed"))));
+        evaluated.and(read)
+    })?;
     if args.count {
         out = if args.json {
             format!("{{\"count\": {count}, \"total\": {total}}}\n").into_bytes()
@@ -390,40 +301,4 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     }
     emit(args.output.as_ref(), &out)?;
     Ok(crate::common::EXIT_OK)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_line;
-    use serde_json::{Value, json};
-
-    #[test]
-    fn partial_parse_keeps_needed_keys() {
-        let line = br#" {"a": [1, {"x": "}"}], "b\u0041": "q\"", "c": {"d": null}, "a": 7 } "#;
-        let v = parse_line(line, &["a", "bA", "zz"]).unwrap();
-        assert_eq!(v, json!({"a": 7, "bA": "q\""}));
-        assert_eq!(parse_line(b"[1, 2]", &["0"]).unwrap(), json!([1, 2]));
-        assert_eq!(parse_line(b"{}", &["a"]).unwrap(), json!({}));
-    }
-
-    #[test]
-    fn partial_parse_rejects_broken_lines() {
-        for bad in [
-            &b"{\"a\": 1"[..],
-            b"{\"a\" 1}",
-            b"{\"a\": [1, 2}",
-            b"{\"a\": tru}",
-            b"{\"a\": 1,}",
-            b"{\"a\": 1} x",
-            b"{\"a\": \"x}",
-            b"{a: 1}",
-        ] {
-            assert!(
-                parse_line(bad, &["b"]).is_err(),
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
-        }
-        let _: Value = parse_line(b"{\"a\": 1}", &[]).unwrap();
-    }
 }

@@ -161,3 +161,85 @@ fn filter_rejects_lines_that_are_not_objects() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Members the query does not read are still fully validated (here a bad token nested in an
+/// unread member), UTF-8 is checked, and lines are numbered and counted correctly across the
+/// reader's 8 MiB chunks, including a single line longer than a chunk.
+#[test]
+fn filter_validates_whole_lines_across_chunks() {
+    let dir = std::env::temp_dir().join(format!("routeval-dsl-chunks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pad = "p".repeat(200);
+    let mut text = String::new();
+    let n = 50_000usize;
+    for i in 0..n {
+        text.push_str(&format!(
+            "{{\"i\": {i}, \"even\": {}, \"pad\": \"{pad}\"}}\n",
+            i % 2 == 0
+        ));
+        if i == 1000 {
+            // one line of 9 MiB
+            text.push_str(&format!(
+                "{{\"even\": true, \"big\": \"{}\"}}\n",
+                "b".repeat(9 << 20)
+            ));
+        }
+    }
+    assert!(text.len() > 2 * (8 << 20));
+    let good = dir.join("good.jsonl");
+    std::fs::write(&good, &text).unwrap();
+    let (code, out, err) = routeval(&[
+        "filter",
+        "--count",
+        "--where",
+        r#"{"even": true}"#,
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, format!("{}\n", n / 2 + 1).as_str()),
+        "{err}"
+    );
+
+    // A broken line near the end: the error names its line (n + 1 lines before it, 1-based).
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        format!("{text}{{\"even\": true, \"x\": [1, {{\"y\": nul}}]}}\n"),
+    )
+    .unwrap();
+    let (code, out, err) = routeval(&[
+        "filter",
+        "--count",
+        "--where",
+        r#"{"even": true}"#,
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains(&format!(
+            "bad.jsonl:{}: invalid JSON: expected ident",
+            n + 2
+        )) && err.lines().count() == 1,
+        "{err}"
+    );
+
+    let utf8 = dir.join("utf8.jsonl");
+    std::fs::write(
+        &utf8,
+        b"{\"even\": true}\n{\"x\": \"\xff\", \"even\": true}\n",
+    )
+    .unwrap();
+    let (code, _, err) = routeval(&[
+        "filter",
+        "--where",
+        r#"{"even": true}"#,
+        utf8.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("utf8.jsonl:2: invalid JSON: invalid UTF-8"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

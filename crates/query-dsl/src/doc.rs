@@ -51,10 +51,10 @@ pub struct DocTooLarge;
 /// assert!(q.matches_doc(&doc, OnMissingKey::Skip)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Doc {
-    nodes: Box<[Node]>,
-    text: Box<str>,
+    nodes: Vec<Node>,
+    text: String,
 }
 
 impl Doc {
@@ -66,20 +66,142 @@ impl Doc {
         let mut nodes = Vec::new();
         let mut text = String::new();
         push(value, &mut nodes, &mut text)?;
-        Ok(Doc {
-            nodes: nodes.into_boxed_slice(),
-            text: text.into_boxed_str(),
-        })
+        Ok(Doc { nodes, text })
     }
 
-    /// Parse one JSON text into a `Doc` (via `serde_json`, so duplicate keys, number
-    /// handling and errors are exactly those of the `Value` path).
+    /// Parse one JSON text into a `Doc`.
+    ///
+    /// The text is read by `serde_json`'s deserializer straight into the tape (no `Value` is
+    /// built), so syntax errors, number handling (integers as `i64`/`u64`, others as `f64`)
+    /// and the nesting limit are exactly those of `serde_json::from_slice::<Value>`. An
+    /// object with a repeated key is rebuilt through a `Value` so that, as there (and in
+    /// Python's `json.loads`), the last value wins at the first key's position.
     ///
     /// # Errors
     /// A `serde_json` error for invalid JSON, or a custom one wrapping [`DocTooLarge`].
     pub fn from_slice(bytes: &[u8]) -> Result<Doc, serde_json::Error> {
-        let v: Value = serde_json::from_slice(bytes)?;
-        Doc::from_value(&v).map_err(<serde_json::Error as serde::de::Error>::custom)
+        let mut doc = Doc::default();
+        let mut dup = false;
+        match parse_value_into(&mut doc, bytes, &mut dup) {
+            Ok(()) => Ok(doc),
+            Err(_) if dup => {
+                let v: Value = serde_json::from_slice(bytes)?;
+                Doc::from_value(&v).map_err(<serde_json::Error as serde::de::Error>::custom)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replace this document by an object whose members are `members`: each a key and the
+    /// JSON text of its value (parsed as by [`Doc::from_slice`]), in the given order. Reuses
+    /// this `Doc`'s buffers, so a caller evaluating many lines can keep one `Doc` per thread.
+    ///
+    /// This is the fast path of `routeval filter`, which hands over only the top-level members
+    /// a query reads. The keys must be distinct (a JSON object's repeated key is the caller's
+    /// to merge, last value wins); a repeated key is an error here.
+    ///
+    /// # Errors
+    /// The `serde_json` error of a member's invalid JSON text; a custom error for a repeated
+    /// key or a document beyond [`DocTooLarge`]'s limits. On error the document's content is
+    /// unspecified (but valid).
+    pub fn set_object<'a, I>(&mut self, members: I) -> Result<(), serde_json::Error>
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u8])>,
+    {
+        self.nodes.clear();
+        self.text.clear();
+        self.nodes.push(Node::Object(0, 1));
+        let mut n = 0u32;
+        for (key, json) in members {
+            let kpos = self.nodes.len();
+            let node = str_node(key, &mut self.text).map_err(custom)?;
+            self.nodes.push(node);
+            if has_key_before(self, 1, kpos) {
+                self.clear();
+                return Err(custom("repeated key in Doc::set_object"));
+            }
+            let mut dup = false;
+            let done = parse_value_into(self, json, &mut dup);
+            if let Err(e) = done {
+                if !dup {
+                    self.clear();
+                    return Err(e);
+                }
+                // A repeated key inside the member: rebuild that member through a `Value`.
+                self.nodes.truncate(kpos + 1);
+                let v: Value = serde_json::from_slice(json)?;
+                push(&v, &mut self.nodes, &mut self.text).map_err(custom)?;
+            }
+            n += 1;
+        }
+        let end = u32::try_from(self.nodes.len()).map_err(custom)?;
+        self.nodes[0] = Node::Object(n, end);
+        Ok(())
+    }
+
+    /// Parse one JSON text into this document (reusing its buffers), keeping of a top-level
+    /// object only the members whose key is in `keys`, in document order; the other members
+    /// are validated as fully as `serde_json` validates anything (syntax, escapes, numbers,
+    /// nesting limit) but not stored. A text that is not an object is stored whole.
+    ///
+    /// The result equals [`Doc::from_value`] of `serde_json::from_slice::<Value>(bytes)`
+    /// with the unwanted top-level members removed (a repeated key: last value at the first
+    /// position, through a `Value`). This is how `routeval filter` reads a line: a query
+    /// reads only the members named by its paths' first segments
+    /// ([`Query::top_level_keys`](crate::Query::top_level_keys)).
+    ///
+    /// Not checked: UTF-8 inside strings that are skipped (`serde_json` checks it only in
+    /// strings it decodes); callers reading raw bytes check the whole text first.
+    ///
+    /// # Errors
+    /// The `serde_json` error of an invalid text, or a custom one wrapping [`DocTooLarge`].
+    pub fn parse_projected(
+        &mut self,
+        bytes: &[u8],
+        keys: &[&str],
+    ) -> Result<(), serde_json::Error> {
+        use serde::de::DeserializeSeed;
+        self.nodes.clear();
+        self.text.clear();
+        let mut dup = false;
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let done = TopSeed {
+            seed: Seed {
+                doc: &mut *self,
+                dup: &mut dup,
+            },
+            keys,
+        }
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
+        match done {
+            Ok(()) => Ok(()),
+            Err(_) if dup => {
+                let mut v: Value = serde_json::from_slice(bytes)?;
+                if let Value::Object(m) = &mut v {
+                    m.retain(|k, _| keys.contains(&k.as_str()));
+                }
+                self.nodes.clear();
+                self.text.clear();
+                push(&v, &mut self.nodes, &mut self.text).map_err(custom)
+            }
+            Err(e) => {
+                self.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the root is an object.
+    pub fn is_object(&self) -> bool {
+        matches!(self.nodes.first(), Some(Node::Object(..)))
+    }
+
+    /// Make this the empty object `{}` (keeping the buffers).
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.text.clear();
+        self.nodes.push(Node::Object(0, 1));
     }
 
     /// The root node.
@@ -142,6 +264,253 @@ fn push(v: &Value, nodes: &mut Vec<Node>, text: &mut String) -> Result<(), DocTo
         }
     }
     Ok(())
+}
+
+fn custom<T: std::fmt::Display>(e: T) -> serde_json::Error {
+    <serde_json::Error as serde::de::Error>::custom(e)
+}
+
+/// Whether the key node at `kpos` repeats a key of the object members starting at `first`
+/// (key node + complete value subtree each, up to `kpos`).
+fn has_key_before(doc: &Doc, first: usize, kpos: usize) -> bool {
+    let key = DocRef { doc, i: kpos }.as_str();
+    let mut i = first;
+    while i < kpos {
+        if (DocRef { doc, i }).as_str() == key {
+            return true;
+        }
+        i = DocRef { doc, i: i + 1 }.end();
+    }
+    false
+}
+
+/// Append the JSON text `bytes` (one value, surrounding whitespace allowed) to `doc`'s tape.
+/// On a repeated object key sets `*dup` and fails.
+fn parse_value_into(doc: &mut Doc, bytes: &[u8], dup: &mut bool) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    Seed { doc, dup }.deserialize(&mut de)?;
+    de.end()
+}
+
+/// A serde seed/visitor appending one value to a tape, with `Value`'s number mapping.
+struct Seed<'t> {
+    doc: &'t mut Doc,
+    dup: &'t mut bool,
+}
+
+/// The root seed of [`Doc::parse_projected`]: an object keeps only the wanted members.
+struct TopSeed<'t, 'k> {
+    seed: Seed<'t>,
+    keys: &'k [&'k str],
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for TopSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.seed.visit_unit()
+    }
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<(), E> {
+        self.seed.visit_bool(b)
+    }
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<(), E> {
+        self.seed.visit_i64(i)
+    }
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<(), E> {
+        self.seed.visit_u64(u)
+    }
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<(), E> {
+        self.seed.visit_f64(f)
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        self.seed.visit_str(s)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        self.seed.visit_seq(seq)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let Seed { doc, dup } = self.seed;
+        let at = doc.nodes.len();
+        doc.nodes.push(Node::Null);
+        let mut n = 0u32;
+        // The key is decoded once to decide; a wanted one is then stored.
+        let mut key = String::new();
+        while let Some(wanted) = map.next_key_seed(KeyCapture(self.keys, &mut key))? {
+            if !wanted {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            let kpos = doc.nodes.len();
+            let node = str_node(&key, &mut doc.text).map_err(A::Error::custom)?;
+            doc.nodes.push(node);
+            if n > 0 && has_key_before(doc, at + 1, kpos) {
+                *dup = true;
+                return Err(A::Error::custom("repeated object key"));
+            }
+            map.next_value_seed(Seed {
+                doc: &mut *doc,
+                dup: &mut *dup,
+            })?;
+            n = n
+                .checked_add(1)
+                .ok_or_else(|| A::Error::custom(DocTooLarge))?;
+        }
+        let end = u32::try_from(doc.nodes.len()).map_err(|_| A::Error::custom(DocTooLarge))?;
+        doc.nodes[at] = Node::Object(n, end);
+        Ok(())
+    }
+}
+
+/// A top-level key of [`Doc::parse_projected`]: whether it is wanted, keeping a wanted key's
+/// text in the buffer.
+struct KeyCapture<'k, 'b>(&'k [&'k str], &'b mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyCapture<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        // As bytes: `serde_json` then unescapes without checking UTF-8 (no per-key
+        // `from_utf8`); only a wanted key, equal to a valid `&str`, is kept.
+        d.deserialize_bytes(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeyCapture<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_bytes<E: serde::de::Error>(self, s: &[u8]) -> Result<bool, E> {
+        match self.0.iter().find(|k| k.as_bytes() == s) {
+            Some(k) => {
+                self.1.clear();
+                self.1.push_str(k);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<bool, E> {
+        self.visit_bytes(s.as_bytes())
+    }
+}
+
+/// A serde seed appending one object key to a tape.
+struct KeySeed<'t>(&'t mut Doc);
+
+impl Seed<'_> {
+    fn reborrow(&mut self) -> Seed<'_> {
+        Seed {
+            doc: &mut *self.doc,
+            dup: &mut *self.dup,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Seed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeySeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        let node = str_node(s, &mut self.0.text).map_err(E::custom)?;
+        self.0.nodes.push(node);
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Seed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.doc.nodes.push(Node::Null);
+        Ok(())
+    }
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<(), E> {
+        self.doc.nodes.push(Node::Bool(b));
+        Ok(())
+    }
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<(), E> {
+        self.doc.nodes.push(Node::Int(i));
+        Ok(())
+    }
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<(), E> {
+        // As `Doc::from_value`: `Number::as_i64` first.
+        self.doc.nodes.push(match i64::try_from(u) {
+            Ok(i) => Node::Int(i),
+            Err(_) => Node::UInt(u),
+        });
+        Ok(())
+    }
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<(), E> {
+        self.doc.nodes.push(Node::Float(f));
+        Ok(())
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        let node = str_node(s, &mut self.doc.text).map_err(E::custom)?;
+        self.doc.nodes.push(node);
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let at = self.doc.nodes.len();
+        self.doc.nodes.push(Node::Null);
+        let mut n = 0u32;
+        while seq.next_element_seed(self.reborrow())?.is_some() {
+            n = n
+                .checked_add(1)
+                .ok_or_else(|| A::Error::custom(DocTooLarge))?;
+        }
+        let end = u32::try_from(self.doc.nodes.len()).map_err(|_| A::Error::custom(DocTooLarge))?;
+        self.doc.nodes[at] = Node::Array(n, end);
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let at = self.doc.nodes.len();
+        self.doc.nodes.push(Node::Null);
+        let mut n = 0u32;
+        while map.next_key_seed(KeySeed(&mut *self.doc))?.is_some() {
+            let kpos = self.doc.nodes.len() - 1;
+            if n > 0 && has_key_before(self.doc, at + 1, kpos) {
+                *self.dup = true;
+                return Err(A::Error::custom("repeated object key"));
+            }
+            map.next_value_seed(self.reborrow())?;
+            n = n
+                .checked_add(1)
+                .ok_or_else(|| A::Error::custom(DocTooLarge))?;
+        }
+        let end = u32::try_from(self.doc.nodes.len()).map_err(|_| A::Error::custom(DocTooLarge))?;
+        self.doc.nodes[at] = Node::Object(n, end);
+        Ok(())
+    }
 }
 
 /// A node of a [`Doc`].
@@ -317,5 +686,54 @@ impl<'a> DocRef<'a> {
                 _ => false,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Doc;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn parse_errors_are_serde_json_errors() {
+        let bad: [&[u8]; 9] = [
+            b"{\"a\": 1",
+            b"{\"a\" 1}",
+            b"{\"a\": [1, 2}",
+            b"{\"a\": tru}",
+            b"{\"a\": 1,}",
+            b"{\"a\": 1} x",
+            b"{\"b\": [1, x]}",
+            b"{\"b\": \"\\q\"}",
+            b"{a: 1}",
+        ];
+        for text in bad {
+            let want = serde_json::from_slice::<Value>(text)
+                .unwrap_err()
+                .to_string();
+            let mut doc = Doc::default();
+            let got = doc.parse_projected(text, &["a"]).unwrap_err().to_string();
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(text));
+            let got = Doc::from_slice(text).unwrap_err().to_string();
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(text));
+        }
+    }
+
+    #[test]
+    fn repeated_keys_keep_first_position_and_last_value() {
+        let text = br#"{"a": 1, "b": {"x": 1, "y": 2, "x": [3]}, "a": {"z": null}, "c": 0}"#;
+        let full: Value = serde_json::from_slice(text).unwrap();
+        assert_eq!(
+            Doc::from_slice(text).unwrap(),
+            Doc::from_value(&full).unwrap()
+        );
+        let mut doc = Doc::default();
+        doc.parse_projected(text, &["a", "b"]).unwrap();
+        let want = json!({"a": {"z": null}, "b": {"x": [3], "y": 2}});
+        assert_eq!(doc, Doc::from_value(&want).unwrap());
+        // A reused Doc holds only the latest text.
+        doc.parse_projected(b"[1, 2]", &["a"]).unwrap();
+        assert!(!doc.is_object());
+        assert_eq!(doc, Doc::from_value(&json!([1, 2])).unwrap());
     }
 }

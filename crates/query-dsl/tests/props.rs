@@ -137,6 +137,37 @@ proptest! {
         }
     }
 
+    /// Parsing text straight into a tape (`Doc::from_slice`, `Doc::parse_projected`, the
+    /// path of `routeval filter`) gives the tape of the parsed `Value` (with the unread
+    /// top-level members removed), also for texts with repeated keys (last value wins at the
+    /// first position, as in `json.loads`), and the same query results as the full `Value`.
+    #[test]
+    fn text_to_tape_agrees_with_value(
+        q in query_value(),
+        members in prop::collection::vec((key(), json_value()), 0..6),
+        m in omk(),
+    ) {
+        let body: Vec<String> = members
+            .iter()
+            .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), v))
+            .collect();
+        let text = format!(" {{{}}} ", body.join(", "));
+        let full: Value = serde_json::from_slice(text.as_bytes()).unwrap();
+        prop_assert_eq!(Doc::from_slice(text.as_bytes()).unwrap(), Doc::from_value(&full).unwrap());
+        if let Ok(query) = Query::parse(&q) {
+            let keys = query.top_level_keys();
+            let mut projected = full.clone();
+            if let Value::Object(o) = &mut projected {
+                o.retain(|k, _| keys.contains(&k.as_str()));
+            }
+            let mut doc = Doc::default();
+            doc.parse_projected(text.as_bytes(), &keys).unwrap();
+            prop_assert!(doc.is_object());
+            prop_assert_eq!(&doc, &Doc::from_value(&projected).unwrap());
+            prop_assert_eq!(query.matches_doc(&doc, m), query.matches(&full, m));
+        }
+    }
+
     #[test]
     fn scalar_shorthand_is_eq(x in scalar(), v in json_value(), m in omk()) {
         let a = Query::parse(&json!({"x": x.clone()})).unwrap();
