@@ -276,7 +276,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
                     &query,
                     &keys,
                     omk,
-                    &name,
+                    name,
                     !args.count,
                     &mut out,
                     &mut count,
