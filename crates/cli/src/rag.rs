@@ -456,7 +456,10 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         Ok(x) => x,
         Err(msg) => return input_error(&msg),
     };
-    let text = String::from_utf8_lossy(&bytes);
+    let text = match simdutf8::basic::from_utf8(&bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(&bytes),
+    };
 
     // The embedding backend, if any.
     let timeout = Duration::from_secs_f64(timeout);
@@ -557,21 +560,48 @@ fn select_cases<'a>(
     Ok((chosen, indices))
 }
 
-fn read_bytes(target: &str) -> Result<(Vec<u8>, String), String> {
+#[allow(unsafe_code)] // the one mmap of the input; see the SAFETY note and ARCHITECTURE.md
+fn read_bytes(target: &str) -> Result<(Input, String), String> {
     if target == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
             .map_err(|e| os_error(&e, "<stdin>"))?;
-        return Ok((buf, "standard input".to_string()));
+        return Ok((Input::Owned(buf), "standard input".to_string()));
     }
     let path = Path::new(target);
     if !path.is_file() {
         return Err(format!("{} does not exist", pyfmt::repr_str(target)));
     }
-    Ok((
-        std::fs::read(path).map_err(|e| os_error(&e, target))?,
-        target.to_string(),
-    ))
+    let file = std::fs::File::open(path).map_err(|e| os_error(&e, target))?;
+    // SAFETY: the map is read-only and private to this process; the cases borrow from it
+    // for the run. If another process truncates the file while we read it, the OS may stop
+    // us with SIGBUS (as it would any mmap reader, e.g. ripgrep); modifying it in place may
+    // change what we read but is not undefined behaviour for `&[u8]` contents we only copy
+    // or compare. Mapping avoids zero-filling a fresh buffer as large as the input, which
+    // on the 313 MB benchmark file costs more than parsing it (see benches/rag.md).
+    if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+        return Ok((Input::Mapped(map), target.to_string()));
+    }
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut &file, &mut buf).map_err(|e| os_error(&e, target))?;
+    Ok((Input::Owned(buf), target.to_string()))
+}
+
+/// The bytes of the input: a read-only map of a regular file, or what was read (stdin, or a
+/// file that could not be mapped, e.g. an empty one).
+enum Input {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Mapped(m) => m,
+            Input::Owned(v) => v,
+        }
+    }
 }
 
 /// `--qrels QRELS --run RUN`: the TREC files as cases, scored with rag-quality-check's rules.

@@ -443,9 +443,9 @@ impl TokenCache {
 /// [`Lexical::case_ids`].
 type Slot = (bool, usize, usize);
 
-/// One entry of the run-wide passage cache: a second, independent hash of the passage
-/// (SipHash-1-3; the map key is FxHash, so an entry is identified by 128 bits of two
-/// unrelated hash functions) and its id range in [`Lexical::cache_ids`].
+/// One entry of the run-wide passage cache: the high 64 bits of the passage's XXH3-128 hash
+/// (the map key is the low 64 bits, so an entry is identified by all 128 bits) and its id
+/// range in [`Lexical::cache_ids`].
 #[derive(Clone, Copy)]
 struct CachedPassage {
     check: u64,
@@ -455,11 +455,18 @@ struct CachedPassage {
 /// Token ids one thread's passage cache may hold before it is emptied (4 bytes each).
 const PASSAGE_CACHE_IDS: usize = 8 << 20;
 
+/// Token ids below this are counted through [`Lexical::mark`] (a bitmap of 8 KiB).
+const MARK_IDS: u32 = 1 << 16;
+
 /// Lexical similarity state of one worker thread. Token ids come from the thread's
 /// [`text::Interner`], kept for the whole run (until it grows past 2^20 tokens), so token
 /// sets of retrieved passages, which recur across cases, are computed once per thread and
-/// kept in a run-wide cache (key: two independent 64-bit hashes of the passage).
-#[derive(Default)]
+/// kept in a run-wide cache (key: the passage's 128-bit XXH3 hash).
+///
+/// `score_h` compares one left set (a sentence, a query) with many right sets (the
+/// passages) in a row, so the left set is kept as a bitmap over token ids (`mark`, for sets
+/// whose ids are all below [`MARK_IDS`]; the interner numbers tokens in order of first
+/// sight, so common words have small ids) and each right set is counted against it.
 struct Lexical {
     interner: text::Interner,
     sets: FxHashMap<String, text::IdSet>,
@@ -467,6 +474,24 @@ struct Lexical {
     case_ids: Vec<u32>,
     cache: FxHashMap<u64, CachedPassage>,
     cache_ids: Vec<u32>,
+    mark: Box<[u64]>,
+    /// The slot whose ids are set in `mark`, and whether all of them fitted.
+    marked: Option<(usize, bool)>,
+}
+
+impl Default for Lexical {
+    fn default() -> Self {
+        Lexical {
+            interner: text::Interner::default(),
+            sets: FxHashMap::default(),
+            slots: Vec::new(),
+            case_ids: Vec::new(),
+            cache: FxHashMap::default(),
+            cache_ids: Vec::new(),
+            mark: vec![0u64; (MARK_IDS / 64) as usize].into_boxed_slice(),
+            marked: None,
+        }
+    }
 }
 
 thread_local! {
@@ -475,6 +500,8 @@ thread_local! {
 
 impl Lexical {
     fn reset(&mut self) {
+        // First: the marked slot's ids must still be where the slot says.
+        self.unmark();
         if self.interner.len() > 1 << 20 {
             self.interner.clear();
             self.clear_cache();
@@ -484,6 +511,61 @@ impl Lexical {
         self.sets.clear();
         self.slots.clear();
         self.case_ids.clear();
+    }
+    /// Clear the bits of the marked slot (before its ids change or the slot is reused).
+    fn unmark(&mut self) {
+        if let Some((slot, _)) = self.marked.take() {
+            let (cached, start, len) = self.slots[slot];
+            let ids = if cached {
+                &self.cache_ids[start..start + len]
+            } else {
+                &self.case_ids[start..start + len]
+            };
+            for &id in ids {
+                if id < MARK_IDS {
+                    self.mark[(id / 64) as usize] &= !(1u64 << (id % 64));
+                }
+            }
+        }
+    }
+    /// `|left ∩ right| / |left|` of two prepared slots (0 for an empty left), as
+    /// [`coverage_slices`]: through the bitmap when `left` fits in it.
+    fn coverage(&mut self, left: usize, right: usize) -> f64 {
+        if self.marked.map(|(s, _)| s) != Some(left) {
+            self.unmark();
+            let (cached, start, len) = self.slots[left];
+            let ids = if cached {
+                &self.cache_ids[start..start + len]
+            } else {
+                &self.case_ids[start..start + len]
+            };
+            let mut fits = true;
+            for &id in ids {
+                if id < MARK_IDS {
+                    self.mark[(id / 64) as usize] |= 1u64 << (id % 64);
+                } else {
+                    fits = false;
+                }
+            }
+            self.marked = Some((left, fits));
+        }
+        let l = self.slice(self.slots[left]);
+        let r = self.slice(self.slots[right]);
+        if l.is_empty() {
+            return 0.0;
+        }
+        if !matches!(self.marked, Some((_, true))) {
+            return coverage_slices(l, r);
+        }
+        // Both are sets (sorted, distinct), so the right ids found in the left set count
+        // the intersection.
+        let mut n = 0usize;
+        for &id in r {
+            if id < MARK_IDS {
+                n += ((self.mark[(id / 64) as usize] >> (id % 64)) & 1) as usize;
+            }
+        }
+        n as f64 / l.len() as f64
     }
     fn clear_cache(&mut self) {
         self.cache.clear();
@@ -505,14 +587,10 @@ impl Lexical {
     }
 }
 
-fn str_hash(s: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s)
-}
-
-fn check_hash(s: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(s)
+/// The passage cache's key and check: the two halves of the text's XXH3-128 hash.
+fn passage_hash(s: &str) -> (u64, u64) {
+    let h = twox_hash::XxHash3_128::oneshot(s.as_bytes());
+    (h as u64, (h >> 64) as u64)
 }
 
 fn coverage_slices(left: &[u32], right: &[u32]) -> f64 {
@@ -552,8 +630,7 @@ impl Scorer for Lexical {
         self.slots.len() - 1
     }
     fn prepare_passage(&mut self, text: &str) -> usize {
-        let h = str_hash(text);
-        let check = check_hash(text);
+        let (h, check) = passage_hash(text);
         match self.cache.get(&h) {
             Some(e) if e.check == check => {
                 let (start, end) = (e.ids.0 as usize, e.ids.1 as usize);
@@ -580,10 +657,7 @@ impl Scorer for Lexical {
         self.slots.len() - 1
     }
     fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError> {
-        Ok(coverage_slices(
-            self.slice(self.slots[left]),
-            self.slice(self.slots[right]),
-        ))
+        Ok(self.coverage(left, right))
     }
 }
 
@@ -1276,4 +1350,52 @@ fn groundedness<S: Scorer>(
     }
     let g = supported / total;
     Ok((if g < 1.0 { g } else { 1.0 }, used.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lexical, MARK_IDS, Scorer, coverage_slices};
+
+    /// The bitmap path of `Lexical::coverage` equals the merge intersection, for left sets
+    /// inside and beyond the bitmap's id range, with the left set reused and changed, and
+    /// across `reset` (slots are renumbered per case).
+    #[test]
+    fn bitmap_coverage_equals_merge() {
+        let mut lex = Lexical::default();
+        // Enough distinct words that later ones get ids past the bitmap.
+        let words: Vec<String> = (0..MARK_IDS as usize + 500)
+            .map(|i| format!("w{i}x"))
+            .collect();
+        let far = words[words.len() - 500..].join(" ");
+        lex.prepare(&words[..MARK_IDS as usize].join(" "));
+        for round in 0..3 {
+            lex.reset();
+            let texts = [
+                "w1x w2x w3x w4x".to_string(),
+                "w3x w4x w5x".to_string(),
+                format!("w2x {far}"),
+                "w9x w1x".to_string(),
+                String::new(),
+                far.clone(),
+            ];
+            let handles: Vec<usize> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    if i % 2 == 0 {
+                        lex.prepare(t)
+                    } else {
+                        lex.prepare_passage(t)
+                    }
+                })
+                .collect();
+            for &l in &handles {
+                for &r in &handles {
+                    let want = coverage_slices(lex.slice(lex.slots[l]), lex.slice(lex.slots[r]));
+                    let got = lex.score_h(l, r).unwrap();
+                    assert_eq!(got.to_bits(), want.to_bits(), "round {round} {l} {r}");
+                }
+            }
+        }
+    }
 }
