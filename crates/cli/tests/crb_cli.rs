@@ -27,6 +27,17 @@ fn texts(out: &Output) -> (i32, String, String) {
     )
 }
 
+/// The JSON stdout of a run that must succeed (its stderr shown otherwise).
+fn ok_json(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The `scores_v2` block of a summary equals the expected one (see [`compare`]).
 fn assert_scores_v2(exp: &Value, got: &Value) {
     let mut diffs = Vec::new();
@@ -175,8 +186,7 @@ fn tier_and_gold_predictors_and_bad_usage() {
         "tier:high",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0));
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = ok_json(&out);
     assert_scores_v2(&load(&dir.join("expected_summary.json")), &got);
     let gold = run(&["crb", "eval", "--bank", "bank.jsonl", "--predictor", "gold"]);
     let text = String::from_utf8_lossy(&gold.stdout);
@@ -218,14 +228,7 @@ fn command_predictor_is_a_persistent_process() {
             toks.to_str().unwrap(),
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_scores_v2(&load(&dir.join("expected_summary.json")), &got);
+    assert_scores_v2(&load(&dir.join("expected_summary.json")), &ok_json(&out));
 }
 
 #[test]
@@ -246,8 +249,7 @@ fn metrics_cli_vectors() {
         }
         let out = routeval_in(&mdir, &[&["crb"][..], &argv[..]].concat());
         if c["exit_code"] == 0 {
-            assert_eq!(out.status.code(), Some(0));
-            let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let got = ok_json(&out);
             // Python's json.dump writes NaN bare; parse its stdout with NaN as a string.
             let exp_text = c["stdout"].as_str().unwrap().replace("NaN", "\"NaN\"");
             let exp: Value = serde_json::from_str(&exp_text).unwrap();
@@ -287,16 +289,9 @@ fn eval_where_selects_rows() {
         routeval_in(&dir, &[&base[..], args].concat())
     };
     let by_benchmark = run(&["--benchmark", "swebench"]);
-    assert_eq!(by_benchmark.status.code(), Some(0));
     let by_where = run(&["--where", r#"{"benchmark": "swebench"}"#]);
-    assert_eq!(
-        by_where.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&by_where.stderr)
-    );
-    let a: Value = serde_json::from_slice(&by_benchmark.stdout).unwrap();
-    let b: Value = serde_json::from_slice(&by_where.stdout).unwrap();
+    let a = ok_json(&by_benchmark);
+    let b = ok_json(&by_where);
     assert_eq!(a["scores_v2"], b["scores_v2"]);
     assert_eq!(a["by_benchmark"], b["by_benchmark"]);
     let err = String::from_utf8_lossy(&by_where.stderr);
