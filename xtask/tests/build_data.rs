@@ -93,16 +93,7 @@ fn help_works() {
 }
 
 fn shared(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("ROUTEVAL_SHARED") {
-        Some(p) => Some(PathBuf::from(p)),
-        None if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{test} needs ROUTEVAL_SHARED")
-        }
-        None => {
-            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir(test)
 }
 
 const TOKENIZERS: [&str; 3] = ["anthropic", "deepseek-v3", "minimax-text-01"];

@@ -295,3 +295,41 @@ fn golden_helper_vectors() {
         }
     }
 }
+
+/// Python `\w` is CPython 3.11's (Unicode 14): every code point against the golden dump
+/// (`word_char_ranges` minus `mark_ranges`, since Mn/Mc are never `\w`).
+#[test]
+fn py_word_matches_unicode14() {
+    let Some(shared) = shared("py_word_matches_unicode14") else {
+        return;
+    };
+    let j = load_json(&shared.join("golden/rag/unicode14_tables.json"));
+    // One flag per code point.
+    let bitmap = |key: &str| -> Vec<bool> {
+        let mut m = vec![false; 0x110000];
+        for r in j[key]["ranges"].as_array().expect("ranges") {
+            let (lo, hi) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+            for cp in lo..=hi {
+                m[cp as usize] = true;
+            }
+        }
+        m
+    };
+    let (word, marks) = (bitmap("word_char_ranges"), bitmap("mark_ranges"));
+    let mut wrong = Vec::new();
+    for cp in 0..=0x10FFFFu32 {
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
+        let want = word[cp as usize] && !marks[cp as usize];
+        if is_py_word(c) != want {
+            wrong.push(format!("U+{cp:04X}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
+}

@@ -178,10 +178,12 @@ fn parse_tier(s: &str) -> Option<Tier> {
 }
 
 /// Load a predictions file: a JSON object `id → entry` or JSONL lines `{"id", "tier_id"|"tier", "usage"?}`.
-fn load_predictions(path: &Path) -> Result<PredictionMap, Failure> {
+/// Also returns the ids in file order (to report those that match no evaluated row).
+fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
     let mut pm = PredictionMap::new("predictor error");
+    let mut ids = Vec::new();
     let bad = |line: Option<usize>, msg: String| match line {
         Some(l) => Failure::bad_input(format!("{name}:{l}: {msg}")),
         None => Failure::bad_input(format!("{name}: {msg}")),
@@ -202,8 +204,9 @@ fn load_predictions(path: &Path) -> Result<PredictionMap, Failure> {
     if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
         for (k, v) in &m {
             pm.insert(k.clone(), entry(k, v).map_err(|e| bad(None, e))?);
+            ids.push(k.clone());
         }
-        return Ok(pm);
+        return Ok((pm, ids));
     }
     for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
         let text = String::from_utf8_lossy(line);
@@ -227,8 +230,9 @@ fn load_predictions(path: &Path) -> Result<PredictionMap, Failure> {
             _ => t,
         };
         pm.insert(id.clone(), entry(&id, &e).map_err(|e| bad(Some(i + 1), e))?);
+        ids.push(id);
     }
-    Ok(pm)
+    Ok((pm, ids))
 }
 
 /// The `cmd:` predictor: a persistent child process, one JSON row per line in, one answer per
@@ -528,7 +532,11 @@ fn eval(a: EvalArgs) -> CmdResult {
                 ))
             })?))
             } else if let Some(path) = spec.strip_prefix("file:") {
-                Box::new(load_predictions(Path::new(path))?)
+                let (pm, ids) = load_predictions(Path::new(path))?;
+                if let Some(w) = unmatched_predictions_warning(&ids, &rows, path) {
+                    warnings.push(w);
+                }
+                Box::new(pm)
             } else if spec == "llm" {
                 Box::new(llm::LlmPredictor::new(&a.llm)?)
             } else {
@@ -631,6 +639,24 @@ fn eval(a: EvalArgs) -> CmdResult {
     };
     emit(a.output.as_ref(), out.as_bytes())?;
     Ok(common::EXIT_OK)
+}
+
+/// One warning line for prediction ids that match no evaluated row (they are ignored): how many,
+/// and the first in file order. `None` when every id matches.
+fn unmatched_predictions_warning(ids: &[String], rows: &[BankRow], path: &str) -> Option<String> {
+    let known: std::collections::HashSet<String> = rows
+        .iter()
+        .filter_map(|r| r.value.get("id"))
+        .map(routeval_routing_scores::crb::records::id_key)
+        .collect();
+    let mut unmatched = ids.iter().filter(|id| !known.contains(*id));
+    let first = unmatched.next()?;
+    let n = 1 + unmatched.count();
+    Some(format!(
+        "{path}: {n} of {} prediction(s) have ids not among the {} evaluated rows and were ignored (first: {first:?})",
+        ids.len(),
+        rows.len()
+    ))
 }
 
 fn seed_value(seed: i128) -> Value {
@@ -789,25 +815,67 @@ impl Write for VecWriter<'_> {
     }
 }
 
+/// 1-based line of `part` (a sub-slice of `text`) in `text`.
+fn line_of(text: &str, part: &str) -> usize {
+    let at = (part.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len());
+    1 + text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
 fn metrics_cmd(a: MetricsArgs) -> CmdResult {
+    use serde_json::value::RawValue;
     let name = display_name(&a.cases);
     let bytes = read_input(&a.cases)?;
-    let v: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| Failure::bad_input(format!("{name}: not UTF-8: {e}")))?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Failure::bad_input(format!("{name}:{}: invalid JSON: {e}", e.line())))?;
     let Value::Array(items) = v else {
         return Err(Failure::bad_input(format!(
             "{name}: cases file must be a JSON array"
         )));
     };
+    // The same array as raw slices of the text, for each case's (and field's) line.
+    let raw: Vec<&RawValue> = serde_json::from_str(text)
+        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))?;
+    let at = |i: usize, key: Option<&str>| -> String {
+        let Some(r) = raw.get(i) else {
+            return name.clone();
+        };
+        let field = key.and_then(|k| {
+            serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(r.get())
+                .ok()?
+                .get(k)
+                .map(|f| f.get())
+        });
+        format!("{name}:{}", line_of(text, field.unwrap_or(r.get())))
+    };
+    let fail = |i: usize, e: metrics::MetricsError| {
+        let key = match &e {
+            metrics::MetricsError::CostNotNumber { key, .. } => Some(*key),
+            _ => None,
+        };
+        Failure::bad_input(format!("{}: case {i}: {e}", at(i, key)))
+    };
+    if items.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "{name}: cases must be non-empty"
+        )));
+    }
+    // The reference's order: every case is read first, then the passed ones are costed.
     let mut cases = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        cases.push(
-            metrics::case_metrics_from_value(item)
-                .map_err(|e| Failure::bad_input(format!("{name}: case {i}: {e}")))?,
-        );
+        cases.push(metrics::case_metrics_from_value(item).map_err(|e| fail(i, e))?);
     }
-    let agg = metrics::aggregate_routerbench_metrics(&cases, a.cap_cost_score_at_100)
-        .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?;
+    let mut agg = metrics::RouterbenchAggregate::default();
+    for (i, c) in cases.iter().enumerate() {
+        agg.add(c).map_err(|e| fail(i, e))?;
+    }
+    let agg = agg.to_json(a.cap_cost_score_at_100);
     let out = if a.json {
         serde_json::to_string(&agg)
     } else {

@@ -426,6 +426,8 @@ fn score(a: ScoreArgs) -> CmdResult {
     // Predictions.
     let total = id_rows.len() + ood_rows.len();
     let mut labels: Vec<RawLabel> = Vec::with_capacity(total);
+    // Where each label came from: the predictions file's line or the router's output line.
+    let mut label_lines: Vec<u64> = Vec::with_capacity(total);
     let mut latency = Latency::default();
     match (&a.predictions, &a.cmd) {
         (Some(p), _) => {
@@ -433,7 +435,10 @@ fn score(a: ScoreArgs) -> CmdResult {
             let mut absent = Vec::new();
             for r in id_rows.iter().chain(ood_rows) {
                 match preds.remove(&r.id) {
-                    Some((l, _)) => labels.push(l),
+                    Some((l, ln)) => {
+                        labels.push(l);
+                        label_lines.push(ln);
+                    }
                     None => absent.push(r.id.clone()),
                 }
             }
@@ -476,6 +481,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 let l = router.route(&r.text)?;
                 latency.0.push(t0.elapsed().as_secs_f64() * 1000.0);
                 labels.push(l);
+                label_lines.push(router.line);
                 bar.inc(1);
             }
             bar.finish_and_clear();
@@ -488,23 +494,33 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
     }
     let (id_labels, ood_labels) = labels.split_at(id_rows.len());
-    let label_err = |r: &ExportRow, e: routeval_routing_scores::gqr::LabelError| {
-        Failure::bad_input(format!("prediction for {}: {e}", r.id))
+    // A label that cannot be scored: FILE:LINE (or the router's output line), problem, row id.
+    let label_err = |i: usize, r: &ExportRow, e: routeval_routing_scores::gqr::LabelError| {
+        let ln = label_lines.get(i).copied().unwrap_or(0);
+        let place = match (&a.predictions, &a.cmd) {
+            (Some(p), _) => format!("{}:{ln}", display_name(p)),
+            (None, cmd) => format!(
+                "router {:?}: output line {ln}",
+                cmd.as_deref().unwrap_or_default()
+            ),
+        };
+        Failure::bad_input(format!("{place}: {e} (prediction for {})", r.id))
     };
+    let n_id = id_rows.len();
     let partial = !missing.is_empty();
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     if a.unseen {
         let mut acc = UnseenAccumulator::default();
-        for (r, l) in id_rows.iter().zip(id_labels) {
+        for (i, (r, l)) in id_rows.iter().zip(id_labels).enumerate() {
             acc.add_unseen(
                 &r.dataset,
                 r.label as i64,
-                l.cast().map_err(|e| label_err(r, e))?,
+                l.cast().map_err(|e| label_err(i, r, e))?,
             );
         }
-        for (r, l) in ood_rows.iter().zip(ood_labels) {
-            acc.add_ood(&r.dataset, l.cast().map_err(|e| label_err(r, e))?);
+        for (i, (r, l)) in ood_rows.iter().zip(ood_labels).enumerate() {
+            acc.add_ood(&r.dataset, l.cast().map_err(|e| label_err(n_id + i, r, e))?);
         }
         let s = acc.finish();
         let key = if partial {
@@ -570,11 +586,14 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
     } else {
         let mut acc = GqrAccumulator::default();
-        for (r, l) in id_rows.iter().zip(id_labels) {
-            acc.add_id(r.label as i64, l.strict().map_err(|e| label_err(r, e))?);
+        for (i, (r, l)) in id_rows.iter().zip(id_labels).enumerate() {
+            acc.add_id(r.label as i64, l.strict().map_err(|e| label_err(i, r, e))?);
         }
-        for (r, l) in ood_rows.iter().zip(ood_labels) {
-            acc.add_ood(&r.dataset, l.strict().map_err(|e| label_err(r, e))?);
+        for (i, (r, l)) in ood_rows.iter().zip(ood_labels).enumerate() {
+            acc.add_ood(
+                &r.dataset,
+                l.strict().map_err(|e| label_err(n_id + i, r, e))?,
+            );
         }
         let s = acc.finish();
         let key = if partial {

@@ -41,81 +41,21 @@ pub(crate) struct RouteArgs {
     output: Option<PathBuf>,
 }
 
-/// Evaluate a Jsonnet program to JSON text (imports resolve relative to `dir`).
+#[cfg(feature = "jsonnet")]
+mod jsonnet;
+
+/// Evaluate a Jsonnet program to JSON text (imports resolve relative to `dir`); errors are one
+/// line `FILE:LINE: jsonnet error: MESSAGE`.
 #[cfg(feature = "jsonnet")]
 fn jsonnet_to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, String> {
-    use rsjsonnet_lang::program::{
-        Callbacks, EvalStackTraceItem, ImportError, NativeError, Program, Thunk, Value as JValue,
-    };
-    use rsjsonnet_lang::span::SpanId;
-
-    struct Cb<'d> {
-        dir: &'d Path,
-    }
-    impl<'p> Callbacks<'p> for Cb<'_> {
-        fn import(
-            &mut self,
-            program: &mut Program<'p>,
-            _from: SpanId,
-            path: &str,
-        ) -> Result<Thunk<'p>, ImportError> {
-            let bytes = std::fs::read(self.dir.join(path)).map_err(|_| ImportError)?;
-            let (ctx, _) = program
-                .span_manager_mut()
-                .insert_source_context(bytes.len());
-            program
-                .load_source(ctx, &bytes, true, path)
-                .map_err(|_| ImportError)
-        }
-        fn import_str(
-            &mut self,
-            _program: &mut Program<'p>,
-            _from: SpanId,
-            path: &str,
-        ) -> Result<String, ImportError> {
-            std::fs::read_to_string(self.dir.join(path)).map_err(|_| ImportError)
-        }
-        fn import_bin(
-            &mut self,
-            _program: &mut Program<'p>,
-            _from: SpanId,
-            path: &str,
-        ) -> Result<Vec<u8>, ImportError> {
-            std::fs::read(self.dir.join(path)).map_err(|_| ImportError)
-        }
-        fn trace(&mut self, _p: &mut Program<'p>, message: &str, _s: &[EvalStackTraceItem]) {
-            eprintln!("jsonnet trace: {message}");
-        }
-        fn native_call(
-            &mut self,
-            _program: &mut Program<'p>,
-            _name: rsjsonnet_lang::interner::InternedStr<'p>,
-            _args: &[JValue<'p>],
-        ) -> Result<JValue<'p>, NativeError> {
-            Err(NativeError)
-        }
-    }
-
-    let arena = rsjsonnet_lang::arena::Arena::new();
-    let mut program = Program::new(&arena);
-    let mut cb = Cb { dir };
-    let (ctx, _) = program
-        .span_manager_mut()
-        .insert_source_context(source.len());
-    let thunk = program
-        .load_source(ctx, source, true, name)
-        .map_err(|e| format!("jsonnet: {e:?}"))?;
-    let value = program
-        .eval_value(&thunk, &mut cb)
-        .map_err(|e| format!("jsonnet: {e:?}"))?;
-    program
-        .manifest_json(&value, false)
-        .map_err(|e| format!("jsonnet: {e:?}"))
+    jsonnet::to_json(source, name, dir)
 }
 
 #[cfg(not(feature = "jsonnet"))]
-fn jsonnet_to_json(_source: &[u8], _name: &str, _dir: &Path) -> Result<String, String> {
-    Err("this routeval was built without the `jsonnet` feature; give a JSON config".into())
+fn jsonnet_to_json(_source: &[u8], name: &str, _dir: &Path) -> Result<String, String> {
+    Err(format!(
+        "{name}: this routeval was built without the `jsonnet` feature; give a JSON config"
+    ))
 }
 
 /// The routed-metric configs and the extra_info templates found in a config document.
@@ -177,8 +117,7 @@ fn load_config(path: &Path) -> Result<Value, Failure> {
         .is_some_and(|e| e == "jsonnet" || e == "libsonnet");
     let text = if is_jsonnet {
         let dir = path.parent().unwrap_or(Path::new("."));
-        jsonnet_to_json(&bytes, &name, dir)
-            .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
+        jsonnet_to_json(&bytes, &name, dir).map_err(Failure::bad_input)?
     } else {
         String::from_utf8(bytes).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
     };

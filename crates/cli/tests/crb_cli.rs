@@ -3,21 +3,51 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "ROUTEVAL_SHARED must be set under CI"
-            );
-            eprintln!("SKIPPED: crb_cli needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir("crb_cli")
+}
+
+/// Run `routeval ARGS` in `dir`.
+fn routeval_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Exit code, stdout and stderr of a run, as text.
+fn texts(out: &Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The JSON stdout of a run that must succeed (its stderr shown otherwise).
+fn ok_json(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The `scores_v2` block of a summary equals the expected one (see [`compare`]).
+fn assert_scores_v2(exp: &Value, got: &Value) {
+    let mut diffs = Vec::new();
+    compare(
+        &exp["scores_v2"],
+        &got["scores_v2"],
+        "scores_v2",
+        &mut diffs,
+    );
+    assert!(diffs.is_empty(), "{diffs:?}");
 }
 
 fn load(p: &Path) -> Value {
@@ -142,13 +172,10 @@ fn tier_and_gold_predictors_and_bad_usage() {
     let dir = sh.join("golden/crb/cases/mixed_always_high");
     let toks = sh.join("thirdparty/tokenizers");
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_routeval"))
-            .current_dir(&dir)
-            .args(args)
-            .arg("--tokenizers")
-            .arg(&toks)
-            .output()
-            .unwrap()
+        routeval_in(
+            &dir,
+            &[args, &["--tokenizers", toks.to_str().unwrap()][..]].concat(),
+        )
     };
     let out = run(&[
         "crb",
@@ -159,17 +186,8 @@ fn tier_and_gold_predictors_and_bad_usage() {
         "tier:high",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0));
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let exp = load(&dir.join("expected_summary.json"));
-    let mut diffs = Vec::new();
-    compare(
-        &exp["scores_v2"],
-        &got["scores_v2"],
-        "scores_v2",
-        &mut diffs,
-    );
-    assert!(diffs.is_empty(), "{diffs:?}");
+    let got = ok_json(&out);
+    assert_scores_v2(&load(&dir.join("expected_summary.json")), &got);
     let gold = run(&["crb", "eval", "--bank", "bank.jsonl", "--predictor", "gold"]);
     let text = String::from_utf8_lossy(&gold.stdout);
     assert!(
@@ -196,9 +214,9 @@ fn command_predictor_is_a_persistent_process() {
     let dir = sh.join("golden/crb/cases/mixed_always_low");
     let toks = sh.join("thirdparty/tokenizers");
     // One process answers every row with "low" (and proves it stays alive by counting).
-    let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
-        .current_dir(&dir)
-        .args([
+    let out = routeval_in(
+        &dir,
+        &[
             "crb",
             "eval",
             "--bank",
@@ -206,27 +224,11 @@ fn command_predictor_is_a_persistent_process() {
             "--json",
             "--predictor",
             "cmd:n=0; while read -r line; do n=$((n+1)); echo low; done",
-        ])
-        .arg("--tokenizers")
-        .arg(&toks)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            "--tokenizers",
+            toks.to_str().unwrap(),
+        ],
     );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let exp = load(&dir.join("expected_summary.json"));
-    let mut diffs = Vec::new();
-    compare(
-        &exp["scores_v2"],
-        &got["scores_v2"],
-        "scores_v2",
-        &mut diffs,
-    );
-    assert!(diffs.is_empty(), "{diffs:?}");
+    assert_scores_v2(&load(&dir.join("expected_summary.json")), &ok_json(&out));
 }
 
 #[test]
@@ -245,15 +247,9 @@ fn metrics_cli_vectors() {
         if argv.len() < 3 {
             continue; // argparse usage errors: our clap usage errors also exit 2
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
-            .current_dir(&mdir)
-            .arg("crb")
-            .args(&argv)
-            .output()
-            .unwrap();
+        let out = routeval_in(&mdir, &[&["crb"][..], &argv[..]].concat());
         if c["exit_code"] == 0 {
-            assert_eq!(out.status.code(), Some(0));
-            let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let got = ok_json(&out);
             // Python's json.dump writes NaN bare; parse its stdout with NaN as a string.
             let exp_text = c["stdout"].as_str().unwrap().replace("NaN", "\"NaN\"");
             let exp: Value = serde_json::from_str(&exp_text).unwrap();
@@ -279,34 +275,23 @@ fn metrics_cli_vectors() {
 fn eval_where_selects_rows() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb");
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_routeval"))
-            .current_dir(&dir)
-            .args([
-                "crb",
-                "eval",
-                "--bank",
-                "bank.jsonl",
-                "--predictor",
-                "tier:high",
-                "--tokenizer-setup",
-                "all_cl100k",
-                "--json",
-            ])
-            .args(args)
-            .output()
-            .unwrap()
+        let base = [
+            "crb",
+            "eval",
+            "--bank",
+            "bank.jsonl",
+            "--predictor",
+            "tier:high",
+            "--tokenizer-setup",
+            "all_cl100k",
+            "--json",
+        ];
+        routeval_in(&dir, &[&base[..], args].concat())
     };
     let by_benchmark = run(&["--benchmark", "swebench"]);
-    assert_eq!(by_benchmark.status.code(), Some(0));
     let by_where = run(&["--where", r#"{"benchmark": "swebench"}"#]);
-    assert_eq!(
-        by_where.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&by_where.stderr)
-    );
-    let a: Value = serde_json::from_slice(&by_benchmark.stdout).unwrap();
-    let b: Value = serde_json::from_slice(&by_where.stdout).unwrap();
+    let a = ok_json(&by_benchmark);
+    let b = ok_json(&by_where);
     assert_eq!(a["scores_v2"], b["scores_v2"]);
     assert_eq!(a["by_benchmark"], b["by_benchmark"]);
     let err = String::from_utf8_lossy(&by_where.stderr);
@@ -370,26 +355,17 @@ fn eval_with(case: &str, predictor: &str, extra: &[&str]) -> Option<(i32, String
     let sh = shared()?;
     let dir = sh.join("golden/crb/cases").join(case);
     let toks = sh.join("thirdparty/tokenizers");
-    let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
-        .current_dir(&dir)
-        .args([
-            "crb",
-            "eval",
-            "--bank",
-            "bank.jsonl",
-            "--predictor",
-            predictor,
-        ])
-        .arg("--tokenizers")
-        .arg(&toks)
-        .args(extra)
-        .output()
-        .unwrap();
-    Some((
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
+    let base = [
+        "crb",
+        "eval",
+        "--bank",
+        "bank.jsonl",
+        "--predictor",
+        predictor,
+        "--tokenizers",
+        toks.to_str().unwrap(),
+    ];
+    Some(texts(&routeval_in(&dir, &[&base[..], extra].concat())))
 }
 
 #[test]
@@ -442,18 +418,19 @@ fn missing_tokenizers_dir_is_an_error_and_fallbacks_show_in_the_header() {
     let Some(sh) = shared() else { return };
     let dir = sh.join("golden/crb/cases/mixed_always_low");
     let run = |toks: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
-            .current_dir(&dir)
-            .args(["crb", "eval", "--bank", "bank.jsonl", "--predictor", "gold"])
-            .arg("--tokenizers")
-            .arg(toks)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        texts(&routeval_in(
+            &dir,
+            &[
+                "crb",
+                "eval",
+                "--bank",
+                "bank.jsonl",
+                "--predictor",
+                "gold",
+                "--tokenizers",
+                toks.to_str().unwrap(),
+            ],
+        ))
     };
     let (code, out, err) = run(Path::new("/nonexistent/routeval-tokenizers-xyz"));
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
@@ -483,5 +460,106 @@ fn missing_tokenizers_dir_is_an_error_and_fallbacks_show_in_the_header() {
             .unwrap_or_default()
             .ends_with("tokenizers native)"),
         "{out}"
+    );
+}
+
+/// `crb metrics`: a cost that is not a number, where a passed case needs it, is one error line
+/// naming FILE:LINE of that field and the case; where the reference never reads it (a failed
+/// case), it is ignored as there.
+#[test]
+fn metrics_non_numeric_cost_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = r#"[
+  {"case_id": "a", "task_passed": true, "baseline_cost_nominal": 1.0,
+   "optimal_cost_nominal": 0.5, "test_cost_nominal": 0.6},
+  {"case_id": "b", "task_passed": true,
+   "baseline_cost_nominal": 1.0,
+   "optimal_cost_nominal": "cheap",
+   "test_cost_nominal": 0.6},
+  {"case_id": "c", "task_passed": false, "test_cost_nominal": "n/a"}
+]
+"#;
+    std::fs::write(dir.path().join("cases.json"), cases).unwrap();
+    let (code, out, err) = texts(&routeval_in(
+        dir.path(),
+        &["crb", "metrics", "--cases", "cases.json"],
+    ));
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "cases.json:6: case 1: optimal_cost_nominal must be a number (USD), got \"cheap\""
+        ),
+        "{err}"
+    );
+    // Without case b: the failed case's string cost is never read (as in the reference).
+    let ok = r#"[
+  {"case_id": "a", "task_passed": true, "baseline_cost_nominal": 1.0,
+   "optimal_cost_nominal": 0.5, "test_cost_nominal": 0.6},
+  {"case_id": "c", "task_passed": false, "test_cost_nominal": "n/a"}
+]"#;
+    std::fs::write(dir.path().join("ok.json"), ok).unwrap();
+    let (code, out, err) = texts(&routeval_in(
+        dir.path(),
+        &["crb", "metrics", "--cases", "ok.json"],
+    ));
+    assert_eq!(code, 0, "{ok}\n{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["valid_cases"].as_u64(), v["passed_cases"].as_u64()),
+        (Some(2), Some(1))
+    );
+}
+
+/// `crb eval --predictor file:`: prediction ids that match no evaluated row are counted and
+/// named in one warning line, never dropped silently.
+#[test]
+fn eval_warns_about_prediction_ids_not_in_the_bank() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb");
+    let dir = tempfile::tempdir().unwrap();
+    let mut preds = String::new();
+    for line in std::fs::read_to_string(data.join("bank.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        if let Ok(v) = serde_json::from_str::<Value>(line) {
+            preds.push_str(&format!("{{\"id\": {}, \"tier_id\": 3}}\n", v["id"]));
+        }
+    }
+    preds
+        .push_str("{\"id\": \"ghost-1\", \"tier_id\": 0}\n{\"id\": \"ghost-2\", \"tier_id\": 1}\n");
+    let pf = dir.path().join("preds.jsonl");
+    std::fs::write(&pf, preds).unwrap();
+    let predictor = format!("file:{}", pf.display());
+    let run = |extra: &[&str]| {
+        let base = [
+            "crb",
+            "eval",
+            "--bank",
+            "bank.jsonl",
+            "--predictor",
+            predictor.as_str(),
+            "--tokenizer-setup",
+            "all_cl100k",
+            "--json",
+        ];
+        texts(&routeval_in(&data, &[&base[..], extra].concat()))
+    };
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, 0, "{err}");
+    let warns: Vec<&str> = err.lines().filter(|l| l.contains("ghost")).collect();
+    assert_eq!(warns.len(), 1, "{err}");
+    assert!(
+        warns[0].starts_with("warning: ")
+            && warns[0].contains("2 of 10 prediction(s) have ids not among the 8 evaluated rows")
+            && warns[0].contains("\"ghost-1\""),
+        "{err}"
+    );
+    // Rows left out by --benchmark count too (their predictions are unused).
+    let (code, _, err) = run(&["--benchmark", "swebench"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("6 of 10 prediction(s) have ids not among the 4 evaluated rows"),
+        "{err}"
     );
 }

@@ -11,16 +11,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 fn vectors() -> Option<Value> {
-    let Ok(sh) = std::env::var("ROUTEVAL_SHARED") else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "ROUTEVAL_SHARED must be set under CI"
-        );
-        eprintln!("SKIPPED: crb_llm_mock needs ROUTEVAL_SHARED");
-        return None;
-    };
-    let p = Path::new(&sh).join("golden/crb/classifier/classifier_vectors.json");
+    let sh = routeval_core::fixtures::shared_dir("crb_llm_mock")?;
+    let p = sh.join("golden/crb/classifier/classifier_vectors.json");
     Some(
         serde_json::from_slice(
             &std::fs::read(&p).unwrap_or_else(|e| panic!("missing {}: {e}", p.display())),

@@ -242,4 +242,59 @@ fn filter_validates_whole_lines_across_chunks() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+
+/// A Jsonnet config that fails to parse, analyse or evaluate: one stderr line
+/// `FILE:LINE: jsonnet error: MESSAGE` (no Rust debug dump), exit 2; an error inside an
+/// imported file names that file and line.
+#[test]
+fn route_jsonnet_errors_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let (code, out, err) =
+            routeval(&["route", "--config", p.to_str().unwrap(), "--data", DATA]);
+        assert_eq!((code, out.as_str()), (2, ""), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        for debug in ["SpanId", "span:", "Expected {", "EvalError", "LoadError"] {
+            assert!(!err.contains(debug), "{name}: debug text in {err}");
+        }
+        err
+    };
+    let err = run(
+        "parse.jsonnet",
+        "{\n  routes: [\n    { name: 'a' \n  ]\n}\n",
+    );
+    assert!(err.contains("parse.jsonnet:4: jsonnet error: "), "{err}");
+    assert!(
+        err.contains("unexpected `]` (expected an operator or `,` or `}`)"),
+        "{err}"
+    );
+    let err = run(
+        "explicit.jsonnet",
+        "{\n  routes: [],\n  x: error 'no routes here',\n}\n",
+    );
+    assert!(
+        err.trim_end()
+            .ends_with("explicit.jsonnet:3: jsonnet error: no routes here"),
+        "{err}"
+    );
+    let err = run("unknown.jsonnet", "local a = 1;\n{\n  routes: [b],\n}\n");
+    assert!(
+        err.contains("unknown.jsonnet:3: jsonnet error: unknown variable `b`"),
+        "{err}"
+    );
+    let err = run("types.jsonnet", "{\n  routes: [],\n  n: 1 - 'x',\n}\n");
+    assert!(
+        err.contains(
+            "types.jsonnet:3: jsonnet error: operator `-` does not apply to number and string"
+        ),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("lib.libsonnet"), "{\n  a: 1,\n  b: ,\n}\n").unwrap();
+    let err = run(
+        "imports.jsonnet",
+        "local lib = import 'lib.libsonnet';\n{ routes: [lib.a] }\n",
+    );
+    assert!(err.contains("lib.libsonnet:3: jsonnet error: "), "{err}");
 }

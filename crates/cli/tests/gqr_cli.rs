@@ -5,16 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn shared(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("ROUTEVAL_SHARED") {
-        Some(p) => Some(PathBuf::from(p)),
-        None if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{test} needs ROUTEVAL_SHARED")
-        }
-        None => {
-            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir(test)
 }
 
 fn routeval(args: &[&str]) -> (i32, String, String) {
@@ -122,28 +113,12 @@ fn export_then_score_predictions_file() {
     let dir = tempfile::tempdir().unwrap();
     let unseen = dir.path().join("unseen.jsonl");
     let ood = dir.path().join("ood.jsonl");
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "export",
-        "--split",
-        "unseen_id",
-        "--from",
-        &m,
-        "-o",
-        unseen.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "export",
-        "--split",
-        "ood_test",
-        "--from",
-        &m,
-        "-o",
-        ood.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    for (split, out) in [("unseen_id", &unseen), ("ood_test", &ood)] {
+        let out = out.to_str().unwrap();
+        let (code, _, err) =
+            routeval(&["gqr", "export", "--split", split, "--from", &m, "-o", out]);
+        assert_eq!(code, 0, "{err}");
+    }
     let rows: Vec<serde_json::Value> = std::fs::read_to_string(&unseen)
         .unwrap()
         .lines()
@@ -167,16 +142,20 @@ fn export_then_score_predictions_file() {
     }
     let pf = dir.path().join("preds.jsonl");
     std::fs::write(&pf, &preds).unwrap();
-    let (code, out, err) = routeval(&[
-        "gqr",
-        "score",
-        "--predictions",
-        pf.to_str().unwrap(),
-        "--unseen",
-        "--from",
-        &m,
-        "--json",
-    ]);
+    let p = pf.to_str().unwrap();
+    let score = |extra: &[&str]| {
+        let base = [
+            "gqr",
+            "score",
+            "--predictions",
+            p,
+            "--unseen",
+            "--from",
+            m.as_str(),
+        ];
+        routeval(&[&base[..], extra].concat())
+    };
+    let (code, out, err) = score(&["--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["unseen_id_accuracy"], 1.0);
@@ -185,15 +164,7 @@ fn export_then_score_predictions_file() {
     // A missing prediction: exit 2, one line naming the file.
     let short: String = preds.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(&pf, short).unwrap();
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "score",
-        "--predictions",
-        pf.to_str().unwrap(),
-        "--unseen",
-        "--from",
-        &m,
-    ]);
+    let (code, _, err) = score(&[]);
     assert_eq!(code, 2);
     assert!(
         err.contains("no prediction for 1 of 4032 rows") && err.lines().count() == 1,
@@ -201,15 +172,7 @@ fn export_then_score_predictions_file() {
     );
     // A bad JSON line: FILE:LINE.
     std::fs::write(&pf, "{\"id\": \"x\", \"label\": 1}\nnot json\n").unwrap();
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "score",
-        "--predictions",
-        pf.to_str().unwrap(),
-        "--unseen",
-        "--from",
-        &m,
-    ]);
+    let (code, _, err) = score(&[]);
     assert_eq!(code, 2);
     assert!(err.contains("preds.jsonl:2: bad JSON"), "{err}");
 }
@@ -246,6 +209,72 @@ fn router_writing_two_lines_per_input_is_a_desync_error() {
         err.contains("wrote 4032 more non-empty line(s) than the 4032 inputs")
             && err.contains("desynchronised")
             && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
+
+/// A tiny build directory (two ID rows, one OOD row) for error-path tests without shared data.
+fn tiny_build(dir: &Path, gold_label: &str) {
+    let manifest = r#"{"build": "gqr", "registry_blake3": "-", "files": [
+        {"path": "id_test.jsonl", "rows": 2, "blake3": "-"},
+        {"path": "ood_test.jsonl", "rows": 1, "blake3": "-"}],
+        "missing": [], "datasets": [], "warnings": []}"#;
+    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+    let id = format!(
+        "{{\"id\": \"id_test/law/0\", \"text\": \"a contract\", \"label\": 0, \"domain\": \"law\", \"dataset\": \"law\"}}\n\
+         {{\"id\": \"id_test/finance/0\", \"text\": \"a loan\", \"label\": {gold_label}, \"domain\": \"finance\", \"dataset\": \"finance\"}}\n"
+    );
+    std::fs::write(dir.join("id_test.jsonl"), id).unwrap();
+    let ood = "{\"id\": \"ood_test/jigsaw/0\", \"text\": \"hi\", \"label\": 3, \"domain\": \"ood\", \"dataset\": \"jigsaw\"}\n";
+    std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
+}
+
+/// A non-integer label (predicted in a file, answered by a router, or gold in the build) is one
+/// error line naming FILE:LINE (or the router's output line), exit 2.
+#[test]
+fn non_integer_label_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    tiny_build(&build, "1");
+    let b = build.to_str().unwrap();
+    let pf = dir.path().join("preds.jsonl");
+    std::fs::write(
+        &pf,
+        "{\"id\": \"ood_test/jigsaw/0\", \"label\": 3}\n\
+         {\"id\": \"id_test/finance/0\", \"label\": 3.7}\n\
+         {\"id\": \"id_test/law/0\", \"label\": 0}\n",
+    )
+    .unwrap();
+    let p = pf.to_str().unwrap();
+    let (code, out, err) = routeval(&["gqr", "score", "--predictions", p, "--build-dir", b]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("preds.jsonl:2: label 3.7 is not an integer")
+            && err.contains("id_test/finance/0"),
+        "{err}"
+    );
+    // The same label from a router: its output line.
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "score",
+        "--cmd",
+        "while read l; do echo 3.7; done",
+        "--build-dir",
+        b,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("output line 1: label 3.7 is not an integer") && err.lines().count() == 1,
+        "{err}"
+    );
+    // A gold label 3.7 in the build: the split file and line.
+    tiny_build(&build, "3.7");
+    let (code, _, err) = routeval(&["gqr", "score", "--predictions", p, "--build-dir", b]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("id_test.jsonl:2:") && err.contains("3.7") && err.lines().count() == 1,
         "{err}"
     );
 }

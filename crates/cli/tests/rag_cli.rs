@@ -19,16 +19,7 @@ use std::sync::{Arc, Mutex};
 const BIN: &str = env!("CARGO_BIN_EXE_routeval");
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("rag_cli needs ROUTEVAL_SHARED (CI=true: a skip is a failure)");
-            }
-            eprintln!("SKIPPED: rag_cli golden test needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir("rag_cli golden test")
 }
 
 /// The toy embedding command built by `cargo test` (examples are compiled with the tests).
@@ -411,6 +402,42 @@ fn bad_input_is_one_clear_error() {
         String::from_utf8_lossy(&out.stderr),
         "routeval rag: error: [Errno 2] No such file or directory: '/nonexistent/dir/r.json'\n"
     );
+}
+
+/// A graded gain that is a huge integer: within the float range it is a gain like any other
+/// (Python's `float(10**23)`, the reference's behaviour); beyond it (where the reference crashes
+/// with `OverflowError`) one `error:` line naming the case, exit 1, on both input paths.
+#[test]
+fn huge_integer_gain() {
+    let big = r#"[{"query": "q", "retrieved": ["d1", "d2"], "relevant": {"d1": 100000000000000000000000, "d2": 1}}]"#;
+    let out = run(&["-", "--json"], big.as_bytes(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["metrics"]["ndcg_at_k"], 1.0);
+    assert_eq!(v["per_case"][0]["n_relevant"], 2);
+    let huge = "9".repeat(400);
+    let array = format!(
+        r#"[{{"query": "q", "retrieved": ["d1"], "relevant": ["d1"]}},
+            {{"query": "q", "retrieved": ["d1"], "relevant": {{"d1": {huge}}}}}]"#
+    );
+    let lines = format!(
+        "{{\"query\": \"q\", \"retrieved\": [\"d1\"], \"relevant\": [\"d1\"]}}\n\
+         {{\"query\": \"q\", \"retrieved\": [\"d1\"], \"relevant\": {{\"d1\": -{huge}}}}}\n"
+    );
+    for input in [array, lines] {
+        let out = run(&["-"], input.as_bytes(), &[]);
+        assert_eq!(out.status.code(), Some(1), "{input}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "routeval rag: error: case 1: relevance gain for 'd1' is an integer too large for a float (400 digits)\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
 }
 
 #[test]

@@ -11,32 +11,21 @@ fn bin() -> Command {
 /// `$ROUTEVAL_SHARED/thirdparty/trec_eval`, or `None` (skip) when the variable is unset;
 /// under `CI=true` a skip is a failure. A missing file with the variable set fails loudly.
 fn shared_trec_eval(test: &str) -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(dir) => {
-            let d = PathBuf::from(dir).join("thirdparty/trec_eval");
-            for f in [
-                "qrels.test",
-                "results.test",
-                "out.test",
-                "out.test.a",
-                "out.test.aq",
-            ] {
-                assert!(
-                    d.join(f).is_file(),
-                    "{test}: missing {}",
-                    d.join(f).display()
-                );
-            }
-            Some(d)
-        }
-        Err(_) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{test} needs ROUTEVAL_SHARED (CI=true: a skip is a failure)");
-            }
-            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
-            None
-        }
+    let d = routeval_core::fixtures::shared_dir(test)?.join("thirdparty/trec_eval");
+    for f in [
+        "qrels.test",
+        "results.test",
+        "out.test",
+        "out.test.a",
+        "out.test.aq",
+    ] {
+        assert!(
+            d.join(f).is_file(),
+            "{test}: missing {}",
+            d.join(f).display()
+        );
     }
+    Some(d)
 }
 
 fn run_ok(args: &[&str]) -> String {

@@ -22,6 +22,7 @@ pub mod fixtures;
 pub mod labels;
 pub mod py;
 mod py_nonprintable;
+mod py_word;
 
 pub use accum::{Accumulator, Count, Mean, Sum};
 pub use error::{Error, Location, Result};

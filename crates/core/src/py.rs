@@ -4,10 +4,39 @@
 //! some of their outputs depend on how CPython 3.11 spells a value: token counts of
 //! `json.dumps` texts, group labels made with `str()`, summary lines. This module holds the
 //! spellings shared by more than one crate, so there is one definition to test, and numpy's
-//! summation order ([`numpy_sum`]), which the GQR-Bench means depend on.
+//! summation order ([`numpy_sum`]), which the GQR-Bench means depend on. The Unicode 14
+//! character classes ([`is_printable`], [`is_py_word`]) are tables generated from CPython
+//! 3.11.7's `unicodedata` 14.0.0 (`golden/rag/unicode14_tables.json`).
 
 use crate::py_nonprintable::NONPRINTABLE_RANGES;
+use crate::py_word::PY_WORD_RANGES;
 use std::fmt::Write;
+
+/// Whether `cp` lies in one of the sorted, disjoint, inclusive `ranges`.
+fn in_ranges(ranges: &[(u32, u32)], cp: u32) -> bool {
+    ranges
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// CPython 3.11's `re` `\w` for `str` patterns (Unicode 14): `str.isalnum()` or `_`, i.e.
+/// general category `L*` or `N*`, or `_`. Not Rust's `char::is_alphanumeric` (which adds
+/// Other_Alphabetic marks) nor `regex`'s `\w` (marks, `Pc`, newer Unicode).
+/// Source: CPython `_sre` `SRE_UNI_IS_WORD`; table checked exhaustively against CPython 3.11.7.
+pub fn is_py_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    in_ranges(PY_WORD_RANGES, c as u32)
+}
 
 /// CPython's `repr(x)` (and `str(x)`) of a float.
 ///
@@ -104,17 +133,7 @@ pub fn is_printable(c: char) -> bool {
     if (0x20..0x7f).contains(&cp) {
         return true;
     }
-    NONPRINTABLE_RANGES
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_err()
+    !in_ranges(NONPRINTABLE_RANGES, cp)
 }
 
 /// CPython's `repr(s)` of a string: single quotes unless the text contains `'` and no `"`;
@@ -159,6 +178,28 @@ pub fn repr_str(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::float_repr;
+
+    #[test]
+    fn py_word_is_cpython_311_re_w() {
+        // CPython 3.11.7 `bool(re.match(r"\w", chr(cp)))`.
+        for (cp, want) in [
+            (0x5F, true),
+            (0x2D, false),
+            (0xB2, true),     // No (superscript two)
+            (0x301, false),   // Mn
+            (0xE31, false),   // Mn (Thai)
+            (0x203F, false),  // Pc other than `_`
+            (0x663, true),    // Nd (Arabic-Indic)
+            (0x2160, true),   // Nl
+            (0x4E00, true),   // Lo
+            (0x1E030, false), // assigned in Unicode 15: not `\w` in 3.11
+            (0x11F04, false), // Kawi (Unicode 15)
+            (0x31350, false), // CJK extension H (Unicode 15)
+        ] {
+            let c = char::from_u32(cp).unwrap();
+            assert_eq!(super::is_py_word(c), want, "U+{cp:04X}");
+        }
+    }
 
     #[test]
     fn matches_cpython_repr() {

@@ -11,16 +11,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("rag_golden needs ROUTEVAL_SHARED (CI=true: a skip is a failure)");
-            }
-            eprintln!("SKIPPED: rag_golden needs ROUTEVAL_SHARED");
-            None
-        }
-    }
+    routeval_core::fixtures::shared_dir("rag_golden")
 }
 
 fn fnv1a32(bytes: &[u8]) -> u32 {
@@ -110,6 +101,44 @@ fn close(a: &Value, b: &Value, path: &str, errs: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// The tokenizer's word class (Python `\w` from routeval-core plus Mn/Mc marks in
+/// [U+0300, U+1E950)) and `is_mark`, for every code point, against the golden Unicode 14 dump.
+#[test]
+fn word_chars_match_golden_tables() {
+    use routeval_retrieval_metrics::rag::text::{is_mark, is_word_char};
+    let Some(root) = shared() else { return };
+    let path = root.join("golden/rag/unicode14_tables.json");
+    let j: Value = serde_json::from_slice(
+        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap();
+    let bitmap = |key: &str| -> Vec<bool> {
+        let mut m = vec![false; 0x110000];
+        for r in j[key]["ranges"].as_array().expect("ranges") {
+            for cp in r[0].as_u64().unwrap()..=r[1].as_u64().unwrap() {
+                m[cp as usize] = true;
+            }
+        }
+        m
+    };
+    let (word, marks) = (bitmap("word_char_ranges"), bitmap("mark_ranges"));
+    let mut wrong = Vec::new();
+    for cp in 0..=0x10FFFFu32 {
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
+        if is_word_char(c) != word[cp as usize] || is_mark(c) != marks[cp as usize] {
+            wrong.push(format!("U+{cp:04X}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
 }
 
 #[test]

@@ -10,33 +10,21 @@ use routeval_retrieval_metrics::trec::{
 use std::path::PathBuf;
 
 fn shared(test: &str) -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(d) => {
-            let d = PathBuf::from(d).join("thirdparty/trec_eval");
-            for f in [
-                "qrels.test",
-                "results.test",
-                "out.test",
-                "out.test.a",
-                "out.test.aq",
-            ] {
-                assert!(
-                    d.join(f).is_file(),
-                    "{test}: missing {}",
-                    d.join(f).display()
-                );
-            }
-            Some(d)
-        }
-        Err(_) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{test} needs ROUTEVAL_SHARED (CI=true: a skip is a failure)"
-            );
-            eprintln!("SKIPPED: {test} needs ROUTEVAL_SHARED");
-            None
-        }
+    let d = routeval_core::fixtures::shared_dir(test)?.join("thirdparty/trec_eval");
+    for f in [
+        "qrels.test",
+        "results.test",
+        "out.test",
+        "out.test.a",
+        "out.test.aq",
+    ] {
+        assert!(
+            d.join(f).is_file(),
+            "{test}: missing {}",
+            d.join(f).display()
+        );
     }
+    Some(d)
 }
 
 fn all_trec(per_query: bool) -> EvalOptions {

@@ -102,3 +102,37 @@ fn supervision_accuracy_vectors() {
         }
     }
 }
+
+/// Nominal costs: numbers and booleans (1/0, Python arithmetic) are read; a non-numeric cost
+/// a passed case needs is `CostNotNumber` (the reference's `TypeError`); one it never reads
+/// (failed case, or replaced by `*_steps`) is ignored.
+#[test]
+fn non_numeric_costs() {
+    use routeval_routing_scores::crb::metrics::MetricsError;
+    let case = |v: Value| case_metrics_from_value(&v);
+    let e = case(serde_json::json!({"case_id": 1, "task_passed": true,
+        "baseline_cost_nominal": "1.0", "optimal_cost_nominal": 0.5, "test_cost_nominal": 0.6}))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        MetricsError::CostNotNumber {
+            key: "baseline_cost_nominal",
+            got: "\"1.0\"".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "baseline_cost_nominal must be a number (USD), got \"1.0\""
+    );
+    let failed = case(serde_json::json!({"case_id": 1, "task_passed": false,
+        "baseline_cost_nominal": [1]}))
+    .unwrap();
+    assert_eq!(failed.baseline_cost_nominal, None);
+    let replaced = case(serde_json::json!({"case_id": 1, "task_passed": true,
+        "test_cost_nominal": "x", "test_steps": [{"completion_tokens": 10, "tier": "low"}],
+        "baseline_cost_nominal": true, "optimal_cost_nominal": false}))
+    .unwrap();
+    let (b, o, t) = replaced.resolved_costs().unwrap();
+    assert_eq!((b, o), (1.0, 0.0));
+    assert_eq!(t, 10.0 * 0.5 / 1_000_000.0);
+}

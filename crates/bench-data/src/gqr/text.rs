@@ -2,7 +2,8 @@
 //!
 //! Python's `\w` is general category `L*`/`N*` or `_`, and its `\s` is an explicit list of
 //! code points; Rust's `regex` `\w`/`\s` and `char::is_alphanumeric`/`is_whitespace` differ
-//! (combining marks, `Pc`, `No`, U+001C–U+001F), so this module uses explicit tables.
+//! (combining marks, `Pc`, `No`, U+001C–U+001F, newer Unicode versions), so this module uses
+//! explicit tables (`\w`: CPython 3.11's Unicode 14 table in `routeval_core::py`).
 //! Verified against `golden/gqr/helpers/`.
 
 use blake2::digest::{Update, VariableOutput};
@@ -17,42 +18,9 @@ pub fn is_py_space(c: char) -> bool {
         | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
 }
 
-fn word_ranges() -> &'static [(u32, u32)] {
-    static RANGES: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
-    RANGES.get_or_init(|| {
-        use regex_syntax::hir::{Class, HirKind};
-        let hir = regex_syntax::Parser::new()
-            .parse(r"[\p{L}\p{N}_]")
-            .expect("static class parses");
-        match hir.kind() {
-            HirKind::Class(Class::Unicode(cls)) => cls
-                .ranges()
-                .iter()
-                .map(|r| (r.start() as u32, r.end() as u32))
-                .collect(),
-            _ => Vec::new(),
-        }
-    })
-}
-
-/// Python `re` `\w` for `str` patterns: general category `L*` or `N*`, or `_`.
-pub fn is_py_word(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_alphanumeric() || c == '_';
-    }
-    let c = c as u32;
-    let r = word_ranges();
-    r.binary_search_by(|&(lo, hi)| {
-        if hi < c {
-            std::cmp::Ordering::Less
-        } else if lo > c {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    })
-    .is_ok()
-}
+/// Python `re` `\w` for `str` patterns: general category `L*` or `N*`, or `_` (CPython 3.11,
+/// Unicode 14; one table shared with rag, in routeval-core).
+pub use routeval_core::py::is_py_word;
 
 /// Python `str.strip()` (strips [`is_py_space`] characters).
 pub fn py_strip(s: &str) -> &str {

@@ -8,14 +8,8 @@ use std::path::{Path, PathBuf};
 /// passes `keep`, searched recursively (so a `holdout/` folder is picked up), or `None` after
 /// printing a skip notice when `ROUTEVAL_SHARED` is unset (a failure under `CI=true`).
 pub(crate) fn golden_files(suffix: &str, keep: impl Fn(&str) -> bool) -> Option<Vec<PathBuf>> {
-    let Ok(shared) = std::env::var("ROUTEVAL_SHARED") else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("ROUTEVAL_SHARED must be set under CI=true");
-        }
-        eprintln!("SKIPPED: golden query-dsl tests need ROUTEVAL_SHARED");
-        return None;
-    };
-    let dir = Path::new(&shared).join("golden/query-dsl");
+    let dir =
+        routeval_core::fixtures::shared_dir("golden query-dsl tests")?.join("golden/query-dsl");
     assert!(dir.is_dir(), "missing golden folder {}", dir.display());
     let mut out = Vec::new();
     let mut stack = vec![dir];

@@ -164,9 +164,10 @@ fn gain_value(v: &PyValue<'_>) -> Result<f64, String> {
     match v {
         PyValue::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
         PyValue::Int(i) => Ok(*i as f64),
+        // Beyond the float range Python raises OverflowError (the error carries the digits).
         PyValue::BigInt(s) => match s.parse::<f64>() {
             Ok(f) if f.is_finite() => Ok(f),
-            _ => Err("int too large to convert to float".to_string()),
+            _ => Err(s.to_string()),
         },
         PyValue::Float(f) => Ok(*f),
         PyValue::Str(s) => py_float_str(s).ok_or_default(),
@@ -187,8 +188,12 @@ impl OkOrDefault for Option<f64> {
 /// duplicates overwriting earlier gains; NaN → 0, negatives clipped to 0 (spec 3.4).
 ///
 /// # Errors
-/// `relevant` a string or scalar; an entry that is a list; a gain that `float()` rejects.
-pub(crate) fn as_gains<'b>(relevant: &'b PyValue<'_>) -> Result<Vec<(IdKey<'b>, f64)>, RagError> {
+/// `relevant` a string or scalar; an entry that is a list; a gain that `float()` rejects; an
+/// integer gain beyond the float range ([`RagError::GainTooLarge`], naming case `case_index`).
+pub(crate) fn as_gains<'b>(
+    relevant: &'b PyValue<'_>,
+    case_index: usize,
+) -> Result<Vec<(IdKey<'b>, f64)>, RagError> {
     let mut out: Vec<(IdKey<'_>, f64)> = Vec::new();
     let mut index: HashMap<IdKey<'_>, usize> = HashMap::default();
     match relevant {
@@ -201,7 +206,11 @@ pub(crate) fn as_gains<'b>(relevant: &'b PyValue<'_>) -> Result<Vec<(IdKey<'b>, 
                             gain: v.py_repr(),
                         }
                     } else {
-                        RagError::Other(msg)
+                        RagError::GainTooLarge {
+                            index: case_index,
+                            id: super::pyfmt::repr_str(k),
+                            digits: msg.trim_start_matches('-').len(),
+                        }
                     }
                 })?;
                 insert_gain(&mut out, &mut index, IdKey::Str(Cow::Borrowed(k)), g);

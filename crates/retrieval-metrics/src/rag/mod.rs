@@ -300,6 +300,19 @@ pub enum RagError {
         /// `repr(gain)`.
         gain: String,
     },
+    /// An integer gain beyond the float range. rag-quality-check crashes there (Python's
+    /// `float()` raises `OverflowError`, which its CLI does not catch); routeval names the case.
+    #[error(
+        "case {index}: relevance gain for {id} is an integer too large for a float ({digits} digits)"
+    )]
+    GainTooLarge {
+        /// Case index.
+        index: usize,
+        /// `repr(id)`.
+        id: String,
+        /// Number of digits of the integer.
+        digits: usize,
+    },
     /// The embedder returned the wrong number of rows.
     #[error("embed must return one vector per input text: got shape {shape} for {n} texts")]
     EmbedShape {
@@ -1085,7 +1098,7 @@ fn evaluate_one<S: Scorer>(
         Some(v) => Some(v),
     };
     let gain_by_id = match relevant {
-        Some(v) => as_gains(v)?,
+        Some(v) => as_gains(v, index)?,
         None => Vec::new(),
     };
     r.n_relevant = gain_by_id.iter().filter(|(_, g)| *g > 0.0).count();

@@ -8,7 +8,7 @@
 //! The tables are generated from `golden/rag/unicode14_tables.json` (see
 //! `gen_unicode_tables.py`).
 
-use super::unicode_tables::{CASEFOLD, MARK_RANGES, WHITESPACE, WORD_CHAR_RANGES};
+use super::unicode_tables::{CASEFOLD, MARK_RANGES, WHITESPACE};
 use std::cmp::Ordering;
 
 fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
@@ -45,7 +45,8 @@ pub fn is_word_char(c: char) -> bool {
     if cp < 0x80 {
         return c.is_ascii_alphanumeric() || c == '_';
     }
-    in_ranges(WORD_CHAR_RANGES, cp)
+    // Python `\w` (routeval-core's Unicode 14 table), or a mark (never `\w`) in the range.
+    routeval_core::py::is_py_word(c) || ((0x300..0x1E950).contains(&cp) && is_mark(c))
 }
 
 /// General category Mn or Mc (any code point).

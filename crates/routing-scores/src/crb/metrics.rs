@@ -32,6 +32,15 @@ pub enum MetricsError {
     /// A pricing error while resolving steps.
     #[error("{0}")]
     Pricing(#[from] PricingError),
+    /// A nominal cost (USD) that is not a number, where the case needs it (passed and not
+    /// replaced by `*_steps`). The reference crashes there with a `TypeError`.
+    #[error("{key} must be a number (USD), got {got}")]
+    CostNotNumber {
+        /// The key, e.g. `baseline_cost_nominal`.
+        key: &'static str,
+        /// The value as JSON text.
+        got: String,
+    },
 }
 
 /// One case of the metrics CLI: did the task pass, and what did the three paths cost.
@@ -150,23 +159,47 @@ fn steps_of(v: Option<&Value>) -> Result<Option<Vec<StepCost>>, MetricsError> {
 }
 
 /// `case_metrics_from_dict(d)`.
+///
+/// Nominal costs are taken as the reference does arithmetic on them: numbers, and booleans as
+/// 1/0 (Python `True - 0.5`); `null` or absent is "not given".
+///
+/// # Errors
+/// [`MetricsError::MissingKey`] without `case_id`/`task_passed`; [`MetricsError::Invalid`] for
+/// malformed `*_steps`; [`MetricsError::CostNotNumber`] for a non-numeric cost the case needs
+/// (passed, no `*_steps` replacing it), where the reference crashes. A non-numeric cost the
+/// reference never reads (failed case, or replaced by steps) is ignored, as there.
 pub fn case_metrics_from_value(d: &Value) -> Result<CaseMetrics, MetricsError> {
     let case_id = d
         .get("case_id")
         .ok_or_else(|| MetricsError::MissingKey("'case_id'".into()))?;
-    let passed = d
-        .get("task_passed")
-        .ok_or_else(|| MetricsError::MissingKey("'task_passed'".into()))?;
-    let cost = |k: &str| d.get(k).and_then(Value::as_f64);
+    let passed = truthy(
+        d.get("task_passed")
+            .ok_or_else(|| MetricsError::MissingKey("'task_passed'".into()))?,
+    );
+    let baseline_steps = steps_of(d.get("baseline_steps"))?;
+    let optimal_steps = steps_of(d.get("optimal_steps"))?;
+    let test_steps = steps_of(d.get("test_steps"))?;
+    let cost = |key: &'static str, replaced: bool| -> Result<Option<f64>, MetricsError> {
+        match d.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(f64::from(u8::from(*b)))),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(other) if passed && !replaced => Err(MetricsError::CostNotNumber {
+                key,
+                got: other.to_string(),
+            }),
+            Some(_) => Ok(None),
+        }
+    };
     Ok(CaseMetrics {
         case_id: routeval_tier_cost::pyjson::py_str(case_id),
-        task_passed: truthy(passed),
-        baseline_cost_nominal: cost("baseline_cost_nominal"),
-        optimal_cost_nominal: cost("optimal_cost_nominal"),
-        test_cost_nominal: cost("test_cost_nominal"),
-        baseline_steps: steps_of(d.get("baseline_steps"))?,
-        optimal_steps: steps_of(d.get("optimal_steps"))?,
-        test_steps: steps_of(d.get("test_steps"))?,
+        task_passed: passed,
+        baseline_cost_nominal: cost("baseline_cost_nominal", baseline_steps.is_some())?,
+        optimal_cost_nominal: cost("optimal_cost_nominal", optimal_steps.is_some())?,
+        test_cost_nominal: cost("test_cost_nominal", test_steps.is_some())?,
+        baseline_steps,
+        optimal_steps,
+        test_steps,
     })
 }
 
