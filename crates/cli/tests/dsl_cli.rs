@@ -242,6 +242,7 @@ fn filter_validates_whole_lines_across_chunks() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
 
 /// A Jsonnet config that fails to parse, analyse or evaluate: one stderr line
 /// `FILE:LINE: jsonnet error: MESSAGE` (no Rust debug dump), exit 2; an error inside an
