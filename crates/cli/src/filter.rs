@@ -89,11 +89,11 @@ enum LineError {
 }
 
 /// Bytes read per chunk: the input is streamed through one reused buffer.
-const CHUNK: usize = 8 << 20;
+const CHUNK: usize = 2 << 20;
 
 /// Bytes per parallel piece of a chunk (cut at line ends): small enough to balance the
 /// threads, large enough that each piece's set-up (a `Doc`, an output buffer) is amortised.
-const PIECE: usize = 256 << 10;
+const PIECE: usize = 128 << 10;
 
 /// What one piece of a chunk produced.
 #[derive(Default)]
@@ -120,7 +120,25 @@ fn process_piece(
     keep_lines: bool,
 ) -> PieceResult {
     let mut r = PieceResult::default();
-    let mut doc = Doc::default();
+    DOC.with_borrow_mut(|doc| process_lines(piece, query, keys, omk, keep_lines, doc, &mut r));
+    r
+}
+
+thread_local! {
+    /// Each worker thread's reused query tape.
+    static DOC: std::cell::RefCell<Doc> = std::cell::RefCell::new(Doc::default());
+}
+
+/// The loop of [`process_piece`].
+fn process_lines(
+    piece: &[u8],
+    query: &Query,
+    keys: &[&str],
+    omk: OnMissingKey,
+    keep_lines: bool,
+    doc: &mut Doc,
+    r: &mut PieceResult,
+) {
     let mut start = 0usize;
     while start < piece.len() {
         let end = memchr::memchr(b'\n', &piece[start..]).map_or(piece.len(), |k| start + k);
@@ -131,7 +149,7 @@ fn process_piece(
         if line.iter().all(|c| c.is_ascii_whitespace()) {
             continue;
         }
-        match eval_line(line, query, keys, omk, &mut doc) {
+        match eval_line(line, query, keys, omk, doc) {
             Ok(m) => {
                 r.total += 1;
                 if m {
@@ -144,11 +162,10 @@ fn process_piece(
             }
             Err(e) => {
                 r.error = Some((index, e));
-                return r;
+                return;
             }
         }
     }
-    r
 }
 
 /// Evaluate the complete lines of `region` (1-based numbering from `first_line`) in parallel
@@ -216,18 +233,21 @@ fn read_chunks(
 ) -> Result<(), Failure> {
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let mut buf = free.try_recv().unwrap_or_default();
+        // At most three buffers exist (one being read, one queued, one evaluated), each
+        // allocated once at its full size: fresh memory is expensive (page faults).
+        let mut buf = free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + carry.len()));
         buf.clear();
         buf.append(&mut carry);
-        let want = CHUNK as u64;
-        let got = loop {
-            match reader.take(want).read_to_end(&mut buf) {
-                Ok(k) => break k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::bad_input(format!("{name}: cannot read: {e}"))),
-            }
-        };
-        let eof = (got as u64) < want;
+        // Capacity for a whole chunk, so `read_to_end` neither grows nor zero-fills it.
+        buf.reserve(CHUNK);
+        let got = reader
+            .take(CHUNK as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
+        let want = CHUNK;
+        let eof = got < want;
         if !eof {
             // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
             match memchr::memrchr(b'\n', &buf) {
@@ -255,8 +275,30 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let query =
         Query::parse_str(&args.where_).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
     let name = display_name(&args.file);
-    let mut reader = open_input(&args.file)?;
     let keys = query.top_level_keys();
+    if args.file.as_path() != std::path::Path::new("-") {
+        let file = std::fs::File::open(&args.file)
+            .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+        if let Some(map) = crate::common::map_file(&file) {
+            // A regular file: evaluated in place, all pieces in parallel.
+            let mut out = Vec::new();
+            let (mut count, mut total) = (0u64, 0u64);
+            process_region(
+                &map,
+                1,
+                &query,
+                &keys,
+                omk,
+                &name,
+                !args.count,
+                &mut out,
+                &mut count,
+                &mut total,
+            )?;
+            return finish(&args, out, count, total);
+        }
+    }
+    let mut reader = open_input(&args.file)?;
 
     let mut out = Vec::new();
     let mut count = 0u64;
@@ -292,6 +334,11 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
             .unwrap_or_else(|_| Err(Failure::bad_input(format!("{name}: reader thread failed"))));
         evaluated.and(read)
     })?;
+    finish(&args, out, count, total)
+}
+
+/// Print the matching lines, or their count.
+fn finish(args: &FilterArgs, mut out: Vec<u8>, count: u64, total: u64) -> Result<u8, Failure> {
     if args.count {
         out = if args.json {
             format!("{{\"count\": {count}, \"total\": {total}}}\n").into_bytes()

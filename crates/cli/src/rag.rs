@@ -560,7 +560,6 @@ fn select_cases<'a>(
     Ok((chosen, indices))
 }
 
-#[allow(unsafe_code)] // the one mmap of the input; see the SAFETY note and ARCHITECTURE.md
 fn read_bytes(target: &str) -> Result<(Input, String), String> {
     if target == "-" {
         let mut buf = Vec::new();
@@ -573,13 +572,7 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
         return Err(format!("{} does not exist", pyfmt::repr_str(target)));
     }
     let file = std::fs::File::open(path).map_err(|e| os_error(&e, target))?;
-    // SAFETY: the map is read-only and private to this process; the cases borrow from it
-    // for the run. If another process truncates the file while we read it, the OS may stop
-    // us with SIGBUS (as it would any mmap reader, e.g. ripgrep); modifying it in place may
-    // change what we read but is not undefined behaviour for `&[u8]` contents we only copy
-    // or compare. Mapping avoids zero-filling a fresh buffer as large as the input, which
-    // on the 313 MB benchmark file costs more than parsing it (see benches/rag.md).
-    if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+    if let Some(map) = common::map_file(&file) {
         return Ok((Input::Mapped(map), target.to_string()));
     }
     let mut buf = Vec::new();

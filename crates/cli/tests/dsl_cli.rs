@@ -162,6 +162,32 @@ fn filter_rejects_lines_that_are_not_objects() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `routeval filter ARGS -` with `text` on stdin: (exit code, stdout, stderr).
+fn filter_stdin(args: &[&str], text: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .arg("filter")
+        .args(args)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = text.to_string();
+    // The child may stop reading early (on an error): a broken pipe is fine then.
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut stdin, feed.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Members the query does not read are still fully validated (here a bad token nested in an
 /// unread member), UTF-8 is checked, and lines are numbered and counted correctly across the
 /// reader's 8 MiB chunks, including a single line longer than a chunk.
@@ -188,6 +214,13 @@ fn filter_validates_whole_lines_across_chunks() {
     assert!(text.len() > 2 * (8 << 20));
     let good = dir.join("good.jsonl");
     std::fs::write(&good, &text).unwrap();
+    // From stdin (streamed in chunks) as from the file (mapped).
+    let (code, out, err) = filter_stdin(&["--count", "--where", r#"{"even": true}"#], &text);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, format!("{}\n", n / 2 + 1).as_str()),
+        "{err}"
+    );
     let (code, out, err) = routeval(&[
         "filter",
         "--count",
@@ -221,6 +254,15 @@ fn filter_validates_whole_lines_across_chunks() {
             "bad.jsonl:{}: invalid JSON: expected ident",
             n + 2
         )) && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, out, err) = filter_stdin(
+        &["--count", "--where", r#"{"even": true}"#],
+        &std::fs::read_to_string(&bad).unwrap(),
+    );
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains(&format!("<stdin>:{}: invalid JSON: expected ident", n + 2)),
         "{err}"
     );
 
