@@ -600,6 +600,13 @@ impl Lexical {
     }
 }
 
+/// A 64-bit fingerprint of an id (FxHash): equal ids have equal fingerprints, so comparing
+/// fingerprints first skips most full comparisons.
+fn id_fingerprint(id: &IdKey<'_>) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
+}
+
 /// The passage cache's key and check: the two halves of the text's XXH3-128 hash.
 fn passage_hash(s: &str) -> (u64, u64) {
     let h = twox_hash::XxHash3_128::oneshot(s.as_bytes());
@@ -1050,14 +1057,18 @@ fn evaluate_one<S: Scorer>(
     let mut ids: Vec<IdKey<'_>> = Vec::with_capacity(raw.len());
     let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(raw.len());
     let mut duplicates = 0usize;
+    let mut fps: Vec<u64> = Vec::with_capacity(raw.len());
     if raw.len() <= 24 {
-        // Short lists: a linear scan beats hashing.
+        // Short lists: a linear scan of 64-bit fingerprints beats a hash set (ids are
+        // compared in full only when their fingerprints agree).
         for item in raw {
             let (id, text) = as_item(item)?;
-            if ids.contains(&id) {
+            let fp = id_fingerprint(&id);
+            if fps.iter().zip(&ids).any(|(f, other)| *f == fp && *other == id) {
                 duplicates += 1;
                 continue;
             }
+            fps.push(fp);
             ids.push(id);
             texts.push(text);
         }
@@ -1134,12 +1145,15 @@ fn evaluate_one<S: Scorer>(
     }
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
         let gains: Vec<f64> = if gain_by_id.len() <= 16 {
+            let gain_fps: Vec<u64> = gain_by_id.iter().map(|(k, _)| id_fingerprint(k)).collect();
             ids.iter()
                 .map(|id| {
+                    let fp = id_fingerprint(id);
                     gain_by_id
                         .iter()
-                        .find(|(k, _)| k == id)
-                        .map_or(0.0, |(_, g)| *g)
+                        .zip(&gain_fps)
+                        .find(|((k, _), f)| **f == fp && k == id)
+                        .map_or(0.0, |((_, g), _)| *g)
                 })
                 .collect()
         } else {
