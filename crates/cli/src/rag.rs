@@ -713,11 +713,15 @@ fn write_outputs(
         (Some(_), Some(_)) => Ok(()),
         (Some(f), None) => out.write_all(&rows(report, f)),
         (None, _) if args.json => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            report
+            // `Stdout` (not the lock) so that the report's writer thread can own the handle.
+            drop(out);
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
+            let res = report
                 .write_json(&mut w)
                 .and_then(|()| w.write_all(b"\n"))
-                .and_then(|()| w.flush())
+                .and_then(|()| w.flush());
+            out = stdout.lock();
+            res
         }
         (None, output) => {
             let mut s = text();

@@ -1064,7 +1064,11 @@ fn evaluate_one<S: Scorer>(
         for item in raw {
             let (id, text) = as_item(item)?;
             let fp = id_fingerprint(&id);
-            if fps.iter().zip(&ids).any(|(f, other)| *f == fp && *other == id) {
+            if fps
+                .iter()
+                .zip(&ids)
+                .any(|(f, other)| *f == fp && *other == id)
+            {
                 duplicates += 1;
                 continue;
             }

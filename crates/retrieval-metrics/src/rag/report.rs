@@ -556,11 +556,13 @@ impl RagReport {
         String::from_utf8(buf).unwrap_or_default()
     }
 
-    /// [`to_json`](Self::to_json), streamed to `w` case by case (no trailing newline).
+    /// [`to_json`](Self::to_json), streamed to `w` case by case (no trailing newline). The
+    /// cases are rendered on rayon's pool and written by a scoped writer thread (hence
+    /// `W: Send`).
     ///
     /// # Errors
     /// Write errors from `w`.
-    pub fn write_json<W: Write>(&self, w: &mut W) -> std::io::Result<()> {
+    pub fn write_json<W: Write + Send>(&self, w: &mut W) -> std::io::Result<()> {
         let mut out = String::with_capacity(4096);
         out.push_str("{\n");
         let metrics: Vec<(String, String)> = self
@@ -625,30 +627,47 @@ impl RagReport {
             out.push_str("[\n");
             w.write_all(out.as_bytes())?;
             out.clear();
-            // Cases are rendered in parallel, a window at a time, and written in order.
+            // Cases are rendered in parallel, a window at a time, and written in order by
+            // a writer thread, so writing one window overlaps rendering the next.
             let n = self.per_case.len();
-            for (wi, window) in self.per_case.chunks(8 * 1024).enumerate() {
-                let base = wi * 8 * 1024;
-                let parts: Vec<String> = window
-                    .par_chunks(1024)
-                    .enumerate()
-                    .map(|(ci, chunk)| {
-                        let mut part = String::with_capacity(chunk.len() * 640);
-                        for (j, c) in chunk.iter().enumerate() {
-                            part.push_str("    ");
-                            c.write_json(&mut part, 4);
-                            if base + ci * 1024 + j + 1 < n {
-                                part.push(',');
-                            }
-                            part.push('\n');
+            std::thread::scope(|scope| -> std::io::Result<()> {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(1);
+                let sink = &mut *w;
+                let writer = scope.spawn(move || -> std::io::Result<()> {
+                    for parts in rx {
+                        for part in parts {
+                            sink.write_all(part.as_bytes())?;
                         }
-                        part
-                    })
-                    .collect();
-                for part in parts {
-                    w.write_all(part.as_bytes())?;
+                    }
+                    Ok(())
+                });
+                for (wi, window) in self.per_case.chunks(8 * 1024).enumerate() {
+                    let base = wi * 8 * 1024;
+                    let parts: Vec<String> = window
+                        .par_chunks(1024)
+                        .enumerate()
+                        .map(|(ci, chunk)| {
+                            let mut part = String::with_capacity(chunk.len() * 640);
+                            for (j, c) in chunk.iter().enumerate() {
+                                part.push_str("    ");
+                                c.write_json(&mut part, 4);
+                                if base + ci * 1024 + j + 1 < n {
+                                    part.push(',');
+                                }
+                                part.push('\n');
+                            }
+                            part
+                        })
+                        .collect();
+                    if tx.send(parts).is_err() {
+                        break; // the writer failed: its error is returned below
+                    }
                 }
-            }
+                drop(tx);
+                writer
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("JSON writer thread panicked")))
+            })?;
             out.push_str("  ]");
         }
         out.push_str("\n}");
