@@ -345,14 +345,13 @@ impl<'de> serde::de::Visitor<'de> for TopSeed<'_, '_> {
         doc.nodes.push(Node::Null);
         let mut n = 0u32;
         // The key is decoded once to decide; a wanted one is then stored.
-        let mut key = String::new();
-        while let Some(wanted) = map.next_key_seed(KeyCapture(self.keys, &mut key))? {
-            if !wanted {
+        while let Some(wanted) = map.next_key_seed(KeyCapture(self.keys))? {
+            let Some(key) = wanted else {
                 map.next_value::<serde::de::IgnoredAny>()?;
                 continue;
-            }
+            };
             let kpos = doc.nodes.len();
-            let node = str_node(&key, &mut doc.text).map_err(A::Error::custom)?;
+            let node = str_node(key, &mut doc.text).map_err(A::Error::custom)?;
             doc.nodes.push(node);
             if n > 0 && has_key_before(doc, at + 1, kpos) {
                 *dup = true;
@@ -372,35 +371,27 @@ impl<'de> serde::de::Visitor<'de> for TopSeed<'_, '_> {
     }
 }
 
-/// A top-level key of [`Doc::parse_projected`]: whether it is wanted, keeping a wanted key's
-/// text in the buffer.
-struct KeyCapture<'k, 'b>(&'k [&'k str], &'b mut String);
+/// A top-level key of [`Doc::parse_projected`]: the wanted key it equals, if any.
+struct KeyCapture<'k>(&'k [&'k str]);
 
-impl<'de> serde::de::DeserializeSeed<'de> for KeyCapture<'_, '_> {
-    type Value = bool;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+impl<'de, 'k> serde::de::DeserializeSeed<'de> for KeyCapture<'k> {
+    type Value = Option<&'k str>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<&'k str>, D::Error> {
         // As bytes: `serde_json` then unescapes without checking UTF-8 (no per-key
-        // `from_utf8`); only a wanted key, equal to a valid `&str`, is kept.
+        // `from_utf8`); a key equal to a wanted (valid `&str`) key is that key.
         d.deserialize_bytes(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for KeyCapture<'_, '_> {
-    type Value = bool;
+impl<'de, 'k> serde::de::Visitor<'de> for KeyCapture<'k> {
+    type Value = Option<&'k str>;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a string key")
     }
-    fn visit_bytes<E: serde::de::Error>(self, s: &[u8]) -> Result<bool, E> {
-        match self.0.iter().find(|k| k.as_bytes() == s) {
-            Some(k) => {
-                self.1.clear();
-                self.1.push_str(k);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+    fn visit_bytes<E: serde::de::Error>(self, s: &[u8]) -> Result<Option<&'k str>, E> {
+        Ok(self.0.iter().find(|k| k.as_bytes() == s).copied())
     }
-    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<bool, E> {
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Option<&'k str>, E> {
         self.visit_bytes(s.as_bytes())
     }
 }
