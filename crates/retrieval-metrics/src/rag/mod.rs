@@ -500,7 +500,9 @@ impl Default for Lexical {
             slots: Vec::new(),
             case_ids: Vec::new(),
             cache: FxHashMap::default(),
-            cache_ids: Vec::new(),
+            // Reserved once at its cap (virtual memory: pages are touched only as ids are
+            // stored), so the arena never reallocates and copies itself as it grows.
+            cache_ids: Vec::with_capacity(PASSAGE_CACHE_IDS + (1 << 16)),
             mark: vec![0u64; (MARK_IDS / 64) as usize].into_boxed_slice(),
             marked: None,
         }

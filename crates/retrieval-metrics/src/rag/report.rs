@@ -293,7 +293,7 @@ pub(crate) fn assemble(
     let mut rep = RagReport {
         metrics: Vec::new(),
         support: Vec::new(),
-        per_case: Vec::with_capacity(n),
+        per_case: Vec::new(),
         run_notes: Vec::new(),
         n_case_notes: 0,
         n_failures: 0,
@@ -309,12 +309,19 @@ pub(crate) fn assemble(
         return rep;
     }
     let mut totals = RagTotals::default();
-    for (r, t) in results {
-        totals.add_case(&r, &t);
-        rep.n_case_notes += r.notes.len();
-        rep.n_failures += r.failures.len();
-        rep.per_case.push(r);
-    }
+    let (mut notes, mut failures) = (0usize, 0usize);
+    // Collected in place (the results' allocation is reused, not copied into a new one).
+    rep.per_case = results
+        .into_iter()
+        .map(|(r, t)| {
+            totals.add_case(&r, &t);
+            notes += r.notes.len();
+            failures += r.failures.len();
+            r
+        })
+        .collect();
+    rep.n_case_notes = notes;
+    rep.n_failures = failures;
     rep.n_estimated = totals.n_estimated as usize;
     for m in Metric::ALL {
         let c = totals.counts[m.position()];
