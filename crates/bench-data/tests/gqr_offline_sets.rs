@@ -9,21 +9,17 @@ use routeval_bench_data::gqr::registry::Registry;
 
 #[test]
 fn offline_sets_row_counts() {
-    let Some(shared) = shared("offline_sets_row_counts") else {
+    let Some(root) = routeval_core::fixtures::shared_files(
+        "offline_sets_row_counts",
+        "thirdparty/gqr",
+        &[
+            "banking77_test.csv",
+            "mmlu_professional_law_test.csv",
+            "webquestions_test.json",
+        ],
+    ) else {
         return;
     };
-    let root = shared.join("thirdparty/gqr");
-    for f in [
-        "banking77_test.csv",
-        "mmlu_professional_law_test.csv",
-        "webquestions_test.json",
-    ] {
-        assert!(
-            root.join(f).is_file(),
-            "missing shared file {}",
-            root.join(f).display()
-        );
-    }
     let reg = Registry::load().unwrap();
     let mut mirror = MirrorDir { root: root.clone() };
     // Raw loads: the sizes of the upstream splits.

@@ -11,21 +11,17 @@ fn bin() -> Command {
 /// `$ROUTEVAL_SHARED/thirdparty/trec_eval`, or `None` (skip) when the variable is unset;
 /// under `CI=true` a skip is a failure. A missing file with the variable set fails loudly.
 fn shared_trec_eval(test: &str) -> Option<PathBuf> {
-    let d = routeval_core::fixtures::shared_dir(test)?.join("thirdparty/trec_eval");
-    for f in [
-        "qrels.test",
-        "results.test",
-        "out.test",
-        "out.test.a",
-        "out.test.aq",
-    ] {
-        assert!(
-            d.join(f).is_file(),
-            "{test}: missing {}",
-            d.join(f).display()
-        );
-    }
-    Some(d)
+    routeval_core::fixtures::shared_files(
+        test,
+        "thirdparty/trec_eval",
+        &[
+            "qrels.test",
+            "results.test",
+            "out.test",
+            "out.test.a",
+            "out.test.aq",
+        ],
+    )
 }
 
 fn run_ok(args: &[&str]) -> String {

@@ -7,7 +7,8 @@
 //! * variable unset: print `SKIPPED: <test> needs ROUTEVAL_SHARED` and skip;
 //! * variable unset and `CI=true`: fail, since CI must never skip.
 //!
-//! This reads only environment variables; opening files stays with the caller.
+//! This reads environment variables and checks that required files exist; opening and reading
+//! them stays with the caller.
 
 use std::path::PathBuf;
 
@@ -27,4 +28,20 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// The shared subdirectory `sub` (e.g. `thirdparty/trec_eval`) for test `test`, after checking
+/// that each of `files` exists in it; `None` when the test must be skipped (as
+/// [`shared_dir`]).
+///
+/// # Panics
+/// As [`shared_dir`]; and when the variable is set but one of `files` is missing (a missing
+/// fixture fails loudly, naming the path).
+pub fn shared_files(test: &str, sub: &str, files: &[&str]) -> Option<PathBuf> {
+    let dir = shared_dir(test)?.join(sub);
+    for f in files {
+        let path = dir.join(f);
+        assert!(path.is_file(), "{test}: missing {}", path.display());
+    }
+    Some(dir)
 }

@@ -10,21 +10,17 @@ use routeval_retrieval_metrics::trec::{
 use std::path::PathBuf;
 
 fn shared(test: &str) -> Option<PathBuf> {
-    let d = routeval_core::fixtures::shared_dir(test)?.join("thirdparty/trec_eval");
-    for f in [
-        "qrels.test",
-        "results.test",
-        "out.test",
-        "out.test.a",
-        "out.test.aq",
-    ] {
-        assert!(
-            d.join(f).is_file(),
-            "{test}: missing {}",
-            d.join(f).display()
-        );
-    }
-    Some(d)
+    routeval_core::fixtures::shared_files(
+        test,
+        "thirdparty/trec_eval",
+        &[
+            "qrels.test",
+            "results.test",
+            "out.test",
+            "out.test.a",
+            "out.test.aq",
+        ],
+    )
 }
 
 fn all_trec(per_query: bool) -> EvalOptions {
