@@ -382,10 +382,35 @@ fn f(x: f64) -> Value {
 
 fn pct(x: f64) -> String {
     if x.is_finite() {
-        format!("{:6.2}%", 100.0 * x)
+        format!("{:.2}%", 100.0 * x)
     } else {
-        "   n/a ".into()
+        "n/a".into()
     }
+}
+
+/// A set name as shown in the table: as is, or quoted (Rust string syntax) when it has
+/// surrounding whitespace or is empty, so that e.g. upstream's `"hate_speech_slovak "` (with
+/// its trailing space) is visible as such.
+fn set_name(name: &str) -> String {
+    if name.is_empty() || name.trim() != name {
+        format!("{name:?}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// One table line: the label left-aligned in 32 columns, each value right-aligned in 10,
+/// then an optional remark.
+fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
+    use std::fmt::Write as _;
+    let _ = write!(table, "  {label:<32}");
+    for v in values {
+        let _ = write!(table, " {:>10}", v.as_ref());
+    }
+    if !remark.is_empty() {
+        let _ = write!(table, "  {remark}");
+    }
+    table.push('\n');
 }
 
 fn score(a: ScoreArgs) -> CmdResult {
@@ -556,33 +581,40 @@ fn score(a: ScoreArgs) -> CmdResult {
             id_rows.len(),
             ood_rows.len()
         ));
-        table.push_str("  unseen ID set                accuracy\n");
+        row(&mut table, "unseen ID set", &["accuracy"], "");
         for (k, v) in &s.unseen_id_per_dataset {
-            table.push_str(&format!("  {:<26} {}\n", k, pct(*v)));
+            row(&mut table, &set_name(k), &[pct(*v)], "");
         }
-        table.push_str("  OOD set                      accuracy\n");
+        row(&mut table, "OOD set", &["accuracy"], "");
         for (k, v) in &s.ood_per_dataset {
-            table.push_str(&format!("  {:<26} {}\n", format!("{k:?}"), pct(*v)));
+            row(&mut table, &set_name(k), &[pct(*v)], "");
         }
-        table.push_str(&format!(
-            "  unseen ID accuracy (macro)   {}\n",
-            pct(s.unseen_id_accuracy)
-        ));
-        table.push_str(&format!(
-            "  OOD accuracy (mean of {} sets) {}\n",
-            s.ood_per_dataset.len(),
-            pct(s.ood_accuracy)
-        ));
+        row(
+            &mut table,
+            "unseen ID accuracy (macro)",
+            &[pct(s.unseen_id_accuracy)],
+            "",
+        );
+        row(
+            &mut table,
+            &format!("OOD accuracy (mean of {} sets)", s.ood_per_dataset.len()),
+            &[pct(s.ood_accuracy)],
+            "",
+        );
         if partial {
-            table.push_str(&format!(
-                "  PARTIAL GQR-unseen score     {}   (not the GQR-unseen score: sets missing)\n",
-                pct(s.gqr_unseen_score)
-            ));
+            row(
+                &mut table,
+                "PARTIAL GQR-unseen score",
+                &[pct(s.gqr_unseen_score)],
+                "(not the GQR-unseen score: sets missing)",
+            );
         } else {
-            table.push_str(&format!(
-                "  GQR-unseen score             {}\n",
-                pct(s.gqr_unseen_score)
-            ));
+            row(
+                &mut table,
+                "GQR-unseen score",
+                &[pct(s.gqr_unseen_score)],
+                "",
+            );
         }
     } else {
         let mut acc = GqrAccumulator::default();
@@ -634,52 +666,65 @@ fn score(a: ScoreArgs) -> CmdResult {
             id_rows.len(),
             ood_rows.len()
         ));
-        table.push_str("  set                          accuracy  precision  recall     f1  (sklearn weighted)\n");
+        row(
+            &mut table,
+            "set",
+            &["accuracy", "precision", "recall", "f1"],
+            "(sklearn weighted)",
+        );
         if have_id {
-            table.push_str(&format!(
-                "  {:<26} {}   {}  {} {}\n",
+            row(
+                &mut table,
                 "ID test (pooled)",
-                pct(s.id.accuracy),
-                pct(s.id.precision),
-                pct(s.id.recall),
-                pct(s.id.f1)
-            ));
+                &[
+                    pct(s.id.accuracy),
+                    pct(s.id.precision),
+                    pct(s.id.recall),
+                    pct(s.id.f1),
+                ],
+                "",
+            );
         }
         for d in &s.ood_per_dataset {
-            table.push_str(&format!(
-                "  {:<26} {}   {}  {} {}\n",
-                format!("{:?}", d.dataset),
-                pct(d.eval.accuracy),
-                pct(d.eval.precision),
-                pct(d.eval.recall),
-                pct(d.eval.f1)
-            ));
+            row(
+                &mut table,
+                &set_name(&d.dataset),
+                &[
+                    pct(d.eval.accuracy),
+                    pct(d.eval.precision),
+                    pct(d.eval.recall),
+                    pct(d.eval.f1),
+                ],
+                "",
+            );
         }
-        table.push_str(&format!(
-            "  ID accuracy                  {}\n",
-            if have_id {
-                pct(s.id_accuracy)
-            } else {
-                "   n/a  (ID test set missing)".into()
-            }
-        ));
-        table.push_str(&format!(
-            "  OOD accuracy (mean of {} sets) {}\n",
-            s.ood_per_dataset.len(),
-            pct(s.ood_accuracy)
-        ));
-        if !have_id {
-            table.push_str("  PARTIAL GQR score            n/a  (no ID test set)\n");
-        } else if partial {
-            table.push_str(&format!(
-                "  PARTIAL GQR score            {}   (not the GQR score: sets missing)\n",
-                pct(s.gqr_score)
-            ));
+        if have_id {
+            row(&mut table, "ID accuracy", &[pct(s.id_accuracy)], "");
         } else {
-            table.push_str(&format!(
-                "  GQR score                    {}\n",
-                pct(s.gqr_score)
-            ));
+            row(&mut table, "ID accuracy", &["n/a"], "(ID test set missing)");
+        }
+        row(
+            &mut table,
+            &format!("OOD accuracy (mean of {} sets)", s.ood_per_dataset.len()),
+            &[pct(s.ood_accuracy)],
+            "",
+        );
+        if !have_id {
+            row(
+                &mut table,
+                "PARTIAL GQR score",
+                &["n/a"],
+                "(no ID test set)",
+            );
+        } else if partial {
+            row(
+                &mut table,
+                "PARTIAL GQR score",
+                &[pct(s.gqr_score)],
+                "(not the GQR score: sets missing)",
+            );
+        } else {
+            row(&mut table, "GQR score", &[pct(s.gqr_score)], "");
         }
     }
     if partial {
@@ -698,7 +743,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             missing.len(),
             missing
                 .iter()
-                .map(|m| format!("{m:?}"))
+                .map(|m| set_name(m))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -713,7 +758,8 @@ fn score(a: ScoreArgs) -> CmdResult {
             json!({"p50": f(p(50.0)), "p95": f(p(95.0)), "p99": f(p(99.0)), "texts": latency.0.len()}),
         );
         table.push_str(&format!(
-            "  router latency per text      p50 {:.3} ms  p95 {:.3} ms  p99 {:.3} ms  ({} texts)\n",
+            "  {:<32} p50 {:.3} ms  p95 {:.3} ms  p99 {:.3} ms  ({} texts)\n",
+            "router latency per text",
             p(50.0),
             p(95.0),
             p(99.0),
