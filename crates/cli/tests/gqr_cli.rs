@@ -51,7 +51,7 @@ fn unseen_score_with_keyword_router_is_labelled_partial() {
     for want in [
         "banking77",
         "mmlu_professional_law",
-        "\"web_questions\"",
+        "\n  web_questions ",
         "PARTIAL GQR-unseen score",
         "missing sets (13)",
         "p50",
@@ -62,6 +62,21 @@ fn unseen_score_with_keyword_router_is_labelled_partial() {
     assert!(
         !out.contains("\n  GQR-unseen score"),
         "a partial score is never named the score"
+    );
+    // One aligned accuracy column: every percentage ends in the same column.
+    let ends: Vec<usize> = out
+        .lines()
+        .filter(|l| !l.contains("latency"))
+        .filter_map(|l| l.find('%'))
+        .collect();
+    assert!(
+        ends.len() >= 6 && ends.iter().all(|e| *e == ends[0]),
+        "{out}"
+    );
+    // Names are quoted only when whitespace makes it necessary.
+    assert!(
+        out.contains("\"hate_speech_slovak \"") && !out.contains("\"jigsaw\""),
+        "{out}"
     );
     let (code, out, err) = routeval(&[
         "gqr",
@@ -98,7 +113,7 @@ fn gqr_score_prints_per_set_accuracy_without_id_test() {
     let (code, out, err) = routeval(&["gqr", "score", "--cmd", &router(), "--from", &m]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("\"web_questions\"")
+        out.contains("\n  web_questions ")
             && out.contains("ID test set missing")
             && out.contains("PARTIAL GQR score"),
         "{out}"
