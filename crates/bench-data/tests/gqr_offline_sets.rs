@@ -1,9 +1,6 @@
 //! The real offline sets in `$ROUTEVAL_SHARED/thirdparty/gqr/` through the real readers,
 //! filters and OOD/unseen processing, with the row counts `specs/gqr.md` gives.
 
-mod common;
-
-use common::*;
 use routeval_bench_data::gqr::build::*;
 use routeval_bench_data::gqr::registry::Registry;
 
