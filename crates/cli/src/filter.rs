@@ -55,6 +55,12 @@ fn eval_line(
     omk: OnMissingKey,
     doc: &mut Doc,
 ) -> Result<bool, LineError> {
+    if line.starts_with(b"\xEF\xBB\xBF") {
+        return Err(LineError::Json(scan_error(
+            "a UTF-8 byte-order mark (U+FEFF) starts the line; save the file without it",
+            0,
+        )));
+    }
     if let Err(e) = simdutf8::compat::from_utf8(line) {
         return Err(LineError::Json(scan_error(
             "invalid UTF-8",
@@ -146,7 +152,8 @@ fn process_lines(
         let index = r.lines;
         r.lines += 1;
         start = end + 1;
-        if line.iter().all(|c| c.is_ascii_whitespace()) {
+        // Blank: JSON whitespace only (a form feed is not JSON whitespace, as in `json.loads`).
+        if line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r')) {
             continue;
         }
         match eval_line(line, query, keys, omk, doc) {
@@ -240,26 +247,26 @@ fn read_chunks(
             .unwrap_or_else(|_| Vec::with_capacity(CHUNK + carry.len()));
         buf.clear();
         buf.append(&mut carry);
-        // Capacity for a whole chunk, so `read_to_end` neither grows nor zero-fills it.
-        buf.reserve(CHUNK);
-        let got = reader
-            .take(CHUNK as u64)
-            .read_to_end(&mut buf)
-            .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
-        let want = CHUNK;
-        let eof = got < want;
-        if !eof {
-            // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
-            match memchr::memrchr(b'\n', &buf) {
-                Some(p) => carry.extend_from_slice(&buf[p + 1..]),
-                None => {
-                    carry = buf; // no line end yet: read on
-                    continue;
-                }
+        // Read on into the same buffer until a line ends in the new bytes (a line longer
+        // than a chunk grows this buffer, amortised; it is never copied again).
+        let eof = loop {
+            let start = buf.len();
+            // Capacity for a whole chunk, so `read_to_end` does not zero-fill or probe.
+            buf.reserve(CHUNK);
+            let got = reader
+                .take(CHUNK as u64)
+                .read_to_end(&mut buf)
+                .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
+            if got < CHUNK {
+                break true;
             }
-            let keep = buf.len() - carry.len();
-            buf.truncate(keep);
-        }
+            // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
+            if let Some(p) = memchr::memrchr(b'\n', &buf[start..]) {
+                carry.extend_from_slice(&buf[start + p + 1..]);
+                buf.truncate(start + p + 1);
+                break false;
+            }
+        };
         if full.send(buf).is_err() || eof {
             return Ok(());
         }

@@ -81,11 +81,24 @@ fn usage_error(e: clap::Error) -> ExitCode {
             },
         );
     }
+    // One line: clap's message up to its usage block, with continuation lines (e.g. the
+    // names of missing required arguments) joined on.
     let rendered = e.render().to_string();
-    let first = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("error: invalid command line");
+    let mut parts: Vec<&str> = Vec::new();
+    for line in rendered.lines() {
+        let t = line.trim();
+        if t.starts_with("Usage:") || t.starts_with("For more information") {
+            break;
+        }
+        if !t.is_empty() && !t.starts_with("tip:") {
+            parts.push(t);
+        }
+    }
+    let first = if parts.is_empty() {
+        "error: invalid command line".to_string()
+    } else {
+        parts.join(" ")
+    };
     eprintln!("{first} (see --help)");
     ExitCode::from(common::EXIT_BAD_INPUT)
 }

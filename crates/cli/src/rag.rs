@@ -202,7 +202,7 @@ examples:
   routeval rag cases.json --format csv -o rows.csv
   routeval rag cases.json --strict --embed-cmd "python3 my_embed.py"
   routeval rag --qrels qrels.txt --run run.txt --k 10
-  routeval rag cases.jsonl --where '{"query": {"contains": "refund"}}'
+  routeval rag cases.jsonl --where '{"query": {"regex": "refund"}}'
 "#,
     );
     s

@@ -121,8 +121,15 @@ fn load_config(path: &Path) -> Result<Value, Failure> {
     } else {
         String::from_utf8(bytes).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
     };
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| {
+        // A plain JSON config: the line is the file's; after Jsonnet, the generated text's.
+        let at = if is_jsonnet {
+            name.clone()
+        } else {
+            format!("{name}:{}", e.line())
+        };
+        Failure::bad_input(format!("{at}: invalid JSON: {e}"))
+    })
 }
 
 /// Run `routeval route`.
@@ -243,12 +250,16 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .zip(&result.selected)
             .map(|(r, n)| format!("{}={n}", r.name))
             .collect();
-        eprintln!(
-            "routed {} instances: {}; {} matched no route",
-            records.len(),
-            names.join(", "),
-            result.unmatched.len()
-        );
+        if records.is_empty() {
+            eprintln!("routed 0 instances: the data file has none");
+        } else {
+            eprintln!(
+                "routed {} instances: {}; {} matched no route",
+                records.len(),
+                names.join(", "),
+                result.unmatched.len()
+            );
+        }
         if qr.on_unmatched() == OnUnmatched::Warn && !result.unmatched.is_empty() {
             eprintln!(
                 "warning: {} instance(s) matched no route (lines {:?}...)",

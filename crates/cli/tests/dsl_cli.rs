@@ -341,3 +341,56 @@ fn route_jsonnet_errors_name_file_and_line() {
     );
     assert!(err.contains("lib.libsonnet:3: jsonnet error: "), "{err}");
 }
+
+/// Where `json.loads` is lax (a number beyond `f64`, a lone surrogate escape, deep nesting),
+/// `filter` is too in members the query does not read; in a member it reads, serde_json cannot
+/// represent them and the line is an error (README, filter notes). A byte-order mark and a
+/// form-feed-only line are named errors, not skipped; a plain JSON config error names its
+/// line; a missing required argument is named on the one usage line.
+#[test]
+fn filter_lax_members_byte_order_mark_and_usage_lines() {
+    let dir = std::env::temp_dir().join(format!("routeval-dsl-verdict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    for (i, member) in ["1e400", r#""\ud800""#, deep.as_str()].iter().enumerate() {
+        let f = dir.join(format!("v{i}.jsonl"));
+        std::fs::write(&f, format!("{{\"task\": \"qa\", \"x\": {member}}}\n")).unwrap();
+        let f = f.to_str().unwrap();
+        let (c1, o1, e1) = routeval(&["filter", "--count", "--where", r#"{"task": "qa"}"#, f]);
+        assert_eq!((c1, o1.as_str()), (0, "1\n"), "{member}: {e1}");
+        let (c2, _, e2) = routeval(&[
+            "filter",
+            "--count",
+            "--where",
+            r#"{"x": {"exists": true}}"#,
+            f,
+        ]);
+        assert_eq!(c2, 2, "{member}");
+        assert!(e2.contains(":1: invalid JSON: "), "{e2}");
+    }
+    let bom = dir.join("bom.jsonl");
+    std::fs::write(&bom, b"\xEF\xBB\xBF{\"a\": 1}\n").unwrap();
+    let (code, _, err) = routeval(&["filter", "--where", "{}", bom.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bom.jsonl:1: invalid JSON: a UTF-8 byte-order mark"),
+        "{err}"
+    );
+    let ff = dir.join("ff.jsonl");
+    std::fs::write(&ff, b"{\"a\": 1}\n \r\n\x0c\n").unwrap();
+    let (code, _, err) = routeval(&["filter", "--count", "--where", "{}", ff.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ff.jsonl:3: invalid JSON"), "{err}");
+    let cfg = dir.join("bad.json");
+    std::fs::write(&cfg, "{\n  \"routes\": [1,]\n}\n").unwrap();
+    let (code, _, err) = routeval(&["route", "--config", cfg.to_str().unwrap(), "--data", DATA]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.json:2: invalid JSON: trailing comma"),
+        "{err}"
+    );
+    let (code, _, err) = routeval(&["filter", "--where", "{}"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("<FILE>") && err.lines().count() == 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

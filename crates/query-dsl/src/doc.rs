@@ -150,8 +150,12 @@ impl Doc {
     /// reads only the members named by its paths' first segments
     /// ([`Query::top_level_keys`](crate::Query::top_level_keys)).
     ///
-    /// Not checked: UTF-8 inside strings that are skipped (`serde_json` checks it only in
-    /// strings it decodes); callers reading raw bytes check the whole text first.
+    /// Members that are not kept are checked by `serde_json`'s `IgnoredAny`, which is laxer than
+    /// parsing in three ways, there as in Python's `json.loads`: a number beyond the `f64`
+    /// range, a lone surrogate escape (`"\ud800"`) and nesting deeper than 128 levels are
+    /// accepted; in a kept member they are errors (`serde_json` cannot represent them). Not
+    /// checked: UTF-8 of skipped strings and of top-level keys; callers reading raw bytes
+    /// check the whole text first.
     ///
     /// # Errors
     /// The `serde_json` error of an invalid text, or a custom one wrapping [`DocTooLarge`].
@@ -698,6 +702,18 @@ mod tests {
             b"{\"b\": \"\\q\"}",
             b"{a: 1}",
         ];
+        // Laxer where `json.loads` is lax, in members that are not kept only.
+        let deep = format!("{{\"b\": {}{}}}", "[".repeat(200), "]".repeat(200));
+        let lax: [&[u8]; 3] = [
+            b"{\"b\": 1e400, \"a\": 1}",
+            b"{\"b\": [\"\\ud800\"], \"a\": 1}",
+            deep.as_bytes(),
+        ];
+        for text in lax {
+            let mut doc = Doc::default();
+            doc.parse_projected(text, &["a"]).unwrap();
+            assert!(doc.parse_projected(text, &["b"]).is_err());
+        }
         for text in bad {
             let want = serde_json::from_slice::<Value>(text)
                 .unwrap_err()
