@@ -30,8 +30,9 @@ pub(crate) struct FilterArgs {
     /// Print the number of matching lines instead of the lines.
     #[arg(long)]
     count: bool,
-    /// With --count: print `{"count": N, "total": M}` instead of the bare number.
-    #[arg(long)]
+    /// With --count: print `{"count": N, "total": M}` instead of the bare number (matching
+    /// lines are printed as they are, so `--json` needs `--count`).
+    #[arg(long, requires = "count")]
     json: bool,
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]

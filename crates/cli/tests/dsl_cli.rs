@@ -392,5 +392,8 @@ fn filter_lax_members_byte_order_mark_and_usage_lines() {
     let (code, _, err) = routeval(&["filter", "--where", "{}"]);
     assert_eq!(code, 2);
     assert!(err.contains("<FILE>") && err.lines().count() == 1, "{err}");
+    let (code, _, err) = routeval(&["filter", "--json", "--where", "{}", INFO]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--count") && err.lines().count() == 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
