@@ -14,7 +14,7 @@ SIZES=("$@")
 WORK="${TMPDIR:-/tmp}/routeval-crb-bench"
 mkdir -p "$WORK"
 cargo build --release -q -p routeval-cli --manifest-path "$ROOT/Cargo.toml"
-BIN="$ROOT/target/release/routeval"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/routeval"
 TOK="$SHARED/thirdparty/tokenizers"
 echo "machine: $(nproc) cores, $(uname -m), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in "${SIZES[@]}"; do
