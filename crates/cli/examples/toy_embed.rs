@@ -15,36 +15,11 @@
 
 use std::io::{BufRead, Write};
 
-/// 32-bit FNV-1a.
-pub(crate) fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811C_9DC5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-/// The toy embedding `kind` of `text`.
+/// The toy embedding `kind` of `text` (`routeval_retrieval_metrics::rag::toy_embedding`;
+/// `bad_rows` embeds as `const`, then drops a row).
 pub(crate) fn toy(kind: &str, text: &str) -> Vec<f64> {
-    match kind {
-        "const" | "bad_rows" => vec![1.0, 0.0],
-        "zero" => vec![0.0, 0.0],
-        _ => {
-            let mut v = vec![0.0; 64];
-            let padded: Vec<char> = std::iter::once('^')
-                .chain(text.chars())
-                .chain(std::iter::once('$'))
-                .collect();
-            for w in padded.windows(3) {
-                let s: String = w.iter().collect();
-                let h = fnv1a32(s.as_bytes());
-                let negative = kind == "tri64s" && h & 0x8000_0000 != 0;
-                v[(h % 64) as usize] += if negative { -1.0 } else { 1.0 };
-            }
-            v
-        }
-    }
+    let kind = if kind == "bad_rows" { "const" } else { kind };
+    routeval_retrieval_metrics::rag::toy_embedding(kind, text)
 }
 
 #[allow(dead_code)]

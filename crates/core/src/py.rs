@@ -175,8 +175,76 @@ pub fn repr_str(s: &str) -> String {
     out
 }
 
+/// Append `s` to `out` as CPython 3.11's `json.dumps` writes a string (its `py_encode_basestring`
+/// / `py_encode_basestring_ascii`): `"` and `\\` escaped, `\n \r \t \b \f` by name, other
+/// control characters as `\u00XX`; with `ensure_ascii` also every character outside
+/// `' '..='~'` (DEL included) as `\uXXXX`, astral ones as a UTF-16 surrogate pair.
+///
+/// Used for token counts of `json.dumps` texts (tier-cost), content hashes (bench-data) and
+/// `to_dict` output (rag), so all three escape exactly alike.
+pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    fn named(b: u8) -> Option<&'static str> {
+        Some(match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            _ => return None,
+        })
+    }
+    out.push('"');
+    if ensure_ascii {
+        for c in s.chars() {
+            if let Some(e) = u8::try_from(c).ok().and_then(named) {
+                out.push_str(e);
+            } else if (' '..='~').contains(&c) {
+                out.push(c);
+            } else {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    } else {
+        // Runs of bytes that need no escape are copied at once (the `to_dict` hot path).
+        let bytes = s.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b >= 0x20 && b != b'"' && b != b'\\' {
+                continue;
+            }
+            out.push_str(&s[start..i]);
+            match named(b) {
+                Some(e) => out.push_str(e),
+                None => {
+                    let _ = write!(out, "\\u{b:04x}");
+                }
+            }
+            start = i + 1;
+        }
+        out.push_str(&s[start..]);
+    }
+    out.push('"');
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_dumps_strings() {
+        // CPython 3.11: json.dumps(S, ensure_ascii=True / False).
+        let s = "a\"\\\n\r\t\u{8}\u{c}\u{1}\u{7f}é😀";
+        let mut out = String::new();
+        super::write_json_str(&mut out, s, true);
+        assert_eq!(out, r#""a\"\\\n\r\t\b\f\u0001\u007f\u00e9\ud83d\ude00""#);
+        out.clear();
+        super::write_json_str(&mut out, s, false);
+        assert_eq!(out, "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\u{7f}é😀\"");
+    }
+
     use super::float_repr;
 
     #[test]

@@ -5,44 +5,13 @@
 
 use ndarray::Array2;
 use routeval_retrieval_metrics::rag::{
-    EmbedError, Embedder, Options, PyValue, evaluate_value, pyjson,
+    EmbedError, Embedder, Options, PyValue, evaluate_value, pyjson, toy_embedding,
 };
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn shared() -> Option<PathBuf> {
     routeval_core::fixtures::shared_dir("rag_golden")
-}
-
-fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811C_9DC5;
-    for &b in bytes {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-/// The corpus' toy embeddings (cases/README.md).
-fn toy(kind: &str, text: &str) -> Vec<f64> {
-    match kind {
-        "const" => vec![1.0, 0.0],
-        "zero" => vec![0.0, 0.0],
-        _ => {
-            let mut v = vec![0.0; 64];
-            let padded: Vec<char> = std::iter::once('^')
-                .chain(text.chars())
-                .chain(std::iter::once('$'))
-                .collect();
-            for w in padded.windows(3) {
-                let s: String = w.iter().collect();
-                let h = fnv1a32(s.as_bytes());
-                let signed = kind == "tri64s" && h & 0x8000_0000 != 0;
-                v[(h % 64) as usize] += if signed { -1.0 } else { 1.0 };
-            }
-            v
-        }
-    }
 }
 
 struct Toy {
@@ -56,10 +25,10 @@ impl Embedder for Toy {
         let rows: Vec<Vec<f64>> = if self.kind == "bad_rows" {
             texts[..texts.len() - 1]
                 .iter()
-                .map(|t| toy("const", t))
+                .map(|t| toy_embedding("const", t))
                 .collect()
         } else {
-            texts.iter().map(|t| toy(&self.kind, t)).collect()
+            texts.iter().map(|t| toy_embedding(&self.kind, t)).collect()
         };
         let dim = rows.first().map_or(0, |r| r.len());
         let flat: Vec<f64> = rows.concat();

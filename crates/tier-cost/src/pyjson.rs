@@ -10,7 +10,6 @@
 //! Key order is the map's order: use `serde_json` with `preserve_order` so it is the file's.
 
 use serde_json::{Map, Number, Value};
-use std::fmt::Write;
 
 /// Python's `repr(x)` for a finite or non-finite `f64` (defined once in `routeval_core::py`).
 pub use routeval_core::py::float_repr;
@@ -60,32 +59,9 @@ pub fn dumps(value: &Value, opts: DumpOptions) -> String {
     out
 }
 
-/// Append `s` as a JSON string literal (Python's escaping rules) to `out`.
-pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if ensure_ascii && (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{:04x}", unit);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+/// Append `s` as a JSON string literal (Python's escaping rules) to `out`: the one
+/// definition in `routeval-core`.
+pub use routeval_core::py::write_json_str;
 
 fn newline_indent(out: &mut String, indent: usize, level: usize) {
     out.push('\n');

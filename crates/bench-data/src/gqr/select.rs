@@ -98,28 +98,11 @@ impl Stats {
     }
 }
 
-/// A JSON string as Python's `json.dumps` (ensure_ascii=True) writes it.
+/// A JSON string as Python's `json.dumps` (ensure_ascii=True) writes it
+/// ([`routeval_core::py::write_json_str`]).
 pub fn py_json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for u in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{u:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let mut out = String::with_capacity(s.len() + 2);
+    routeval_core::py::write_json_str(&mut out, s, true);
     out
 }
 

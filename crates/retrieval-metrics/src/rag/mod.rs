@@ -223,6 +223,42 @@ pub enum EmbedError {
     },
 }
 
+/// The toy embeddings of routeval's rag golden corpus (`golden/rag/cases/README.md`), for tests
+/// and demos without a model: `"tri64"` hashes the character trigrams of `^text$` (32-bit
+/// FNV-1a) into 64 buckets, counting +1 each; `"tri64s"` the same with -1 where the hash's top
+/// bit is set; `"const"` is `[1, 0]` and `"zero"` `[0, 0]` for every text. Any other `kind` is
+/// `"tri64"`. Shape: one vector of 64 (or 2) `f64`s per text.
+pub fn toy_embedding(kind: &str, text: &str) -> Vec<f64> {
+    fn fnv1a32(bytes: &[u8]) -> u32 {
+        let mut h: u32 = 0x811C_9DC5;
+        for &b in bytes {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        h
+    }
+    match kind {
+        "const" => vec![1.0, 0.0],
+        "zero" => vec![0.0, 0.0],
+        _ => {
+            let mut v = vec![0.0; 64];
+            let padded: Vec<char> = std::iter::once('^')
+                .chain(text.chars())
+                .chain(std::iter::once('$'))
+                .collect();
+            let mut tri = String::new();
+            for w in padded.windows(3) {
+                tri.clear();
+                tri.extend(w);
+                let h = fnv1a32(tri.as_bytes());
+                let negative = kind == "tri64s" && h & 0x8000_0000 != 0;
+                v[(h % 64) as usize] += if negative { -1.0 } else { 1.0 };
+            }
+            v
+        }
+    }
+}
+
 /// A batch embedding backend: texts in, one vector (row) per text out.
 ///
 /// [`evaluate`] calls it once with every distinct text of the run (spec 9), then only for

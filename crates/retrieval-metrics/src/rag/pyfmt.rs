@@ -134,32 +134,11 @@ pub fn shorten(text: &str, width: usize) -> String {
     cut
 }
 
-/// Append `s` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it.
+/// Append `s` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it
+/// ([`routeval_core::py::write_json_str`]).
+#[inline]
 pub fn json_str_into(out: &mut String, s: &str) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0..=0x1f => None,
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{:04x}", b)),
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
+    routeval_core::py::write_json_str(out, s, false);
 }
 
 #[cfg(test)]
