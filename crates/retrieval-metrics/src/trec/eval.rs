@@ -73,6 +73,9 @@ pub struct Evaluation {
     pub summary: Vec<f64>,
     /// Per-query results in qrels order (only with [`EvalOptions::per_query`]).
     pub queries: Vec<QueryResult>,
+    /// Judged queries (in the qrels) for which the run has no result line: left out of the
+    /// averages, or with `-c` scored 0 (as trec_eval does; trec_eval says nothing about them).
+    pub judged_without_results: u64,
 }
 
 /// The mergeable aggregate behind the summary: per-slot sums and a query count.
@@ -213,6 +216,7 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
             }
             RbpResid => out[0] = m::rbp_resid(j, m::rbp_persistence(pairs())),
             Unj => m::unjudged(j, cut(), out),
+            RecipRankCut => m::reciprocal_rank_cut(j, level, cut(), out),
         }
     }
     relstring
@@ -520,6 +524,7 @@ fn assemble(
         num_q,
         summary,
         queries,
+        judged_without_results: 0,
     })
 }
 
@@ -556,6 +561,11 @@ pub fn evaluate_run(
             None => None,
         })
         .collect();
+    let missing = qrels
+        .queries()
+        .iter()
+        .filter(|qq| !run.queries.contains_key(qq.qid()))
+        .count() as u64;
     assemble(
         qrels,
         results,
@@ -565,6 +575,10 @@ pub fn evaluate_run(
         &run.source,
         &Locator::Lines,
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 /// A run of consecutive lines with the same qid inside one parse chunk.
@@ -739,6 +753,7 @@ pub fn evaluate_bytes(
             }
         }
     }
+    let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
     let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
         .into_par_iter()
         .enumerate()
@@ -768,6 +783,10 @@ pub fn evaluate_bytes(
         run_source,
         &Locator::Bytes(run),
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 #[cfg(test)]
