@@ -94,8 +94,8 @@ pub(crate) fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
 }
 
 /// Why `path` cannot be read as an input file, said as what it is: `PATH: is a directory, not
-/// a file`, `PATH: is a socket, ...`, `/dev/fd/N: no file descriptor N is open`, `PATH: no such
-/// file or directory`; `None` when it can be read (a regular file, or a stream such as a FIFO,
+/// a file`, `PATH: is a socket, ...`, `/dev/fd/N: no file descriptor N is open ...`, else
+/// `PATH: cannot open: OS ERROR`; `None` when it can be read (a regular file, or a stream such as a FIFO,
 /// `/dev/fd/N` from `<(cmd)` process substitution, or `/dev/stdin`, which are read as they
 /// come).
 pub(crate) fn unreadable_input(path: &Path) -> Option<String> {
@@ -117,11 +117,7 @@ pub(crate) fn unreadable_input(path: &Path) -> Option<String> {
                     "{name}: no file descriptor {n} is open in this process (a `<(cmd)` path is only valid in the shell command that made it)"
                 ));
             }
-            if e.kind() == io::ErrorKind::NotFound {
-                Some(format!("{name}: no such file or directory"))
-            } else {
-                Some(format!("{name}: cannot open: {e}"))
-            }
+            Some(format!("{name}: cannot open: {e}"))
         }
     }
 }
