@@ -73,6 +73,8 @@ pub struct Evaluation {
     pub summary: Vec<f64>,
     /// Per-query results in qrels order (only with [`EvalOptions::per_query`]).
     pub queries: Vec<QueryResult>,
+    /// Distinct run queries without judgments (ignored, as trec_eval ignores them).
+    pub run_only_queries: u64,
 }
 
 /// The mergeable aggregate behind the summary: per-slot sums and a query count.
@@ -476,6 +478,7 @@ fn query_error(
 }
 
 /// Put per-query results (indexed by qrels position) together into an [`Evaluation`].
+#[allow(clippy::too_many_arguments)] // one call site per reader kind; a struct would only rename them
 fn assemble(
     qrels: &Qrels,
     results: Vec<Option<Result<QueryResult, QueryError>>>,
@@ -484,6 +487,7 @@ fn assemble(
     qrels_source: &str,
     run_source: &str,
     loc: &Locator,
+    run_only_queries: u64,
 ) -> Result<Evaluation, Error> {
     let mut acc = TrecAccumulator::default();
     let mut queries = Vec::new();
@@ -520,6 +524,7 @@ fn assemble(
         num_q,
         summary,
         queries,
+        run_only_queries,
     })
 }
 
@@ -556,6 +561,11 @@ pub fn evaluate_run(
             None => None,
         })
         .collect();
+    let run_only = run
+        .queries
+        .keys()
+        .filter(|q| qrels.position(q).is_none())
+        .count() as u64;
     assemble(
         qrels,
         results,
@@ -564,6 +574,7 @@ pub fn evaluate_run(
         qrels_source,
         &run.source,
         &Locator::Lines,
+        run_only,
     )
 }
 
@@ -732,10 +743,13 @@ pub fn evaluate_bytes(
 
     // Segments per qrels query.
     let mut per_query: Vec<Vec<Segment>> = (0..qrels.len()).map(|_| Vec::new()).collect();
+    let mut run_only: rustc_hash::FxHashSet<&[u8]> = Default::default();
     for c in chunks {
         for s in c.segments {
             if let Some(qi) = qrels.position(s.qid) {
                 per_query[qi].push(s);
+            } else {
+                run_only.insert(s.qid);
             }
         }
     }
@@ -767,6 +781,7 @@ pub fn evaluate_bytes(
         qrels_source,
         run_source,
         &Locator::Bytes(run),
+        run_only.len() as u64,
     )
 }
 
