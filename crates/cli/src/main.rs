@@ -5,8 +5,10 @@
 
 mod common;
 mod crb;
+mod data;
 mod filter;
 mod gqr;
+mod input;
 mod rag;
 mod route;
 mod trec;
@@ -44,6 +46,9 @@ enum Command {
     Crb(crb::CrbArgs),
     /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
     Gqr(gqr::GqrArgs),
+    /// Fetch, check and list routeval's pinned data (GQR-Bench, tokenizers, the public
+    /// CommonRouterBench bank) in the cache.
+    Data(data::DataArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Crb(args) => crb::run(args),
         Command::Gqr(args) => gqr::run(args),
+        Command::Data(args) => data::run(args),
     };
     common::finish(result)
 }

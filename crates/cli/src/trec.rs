@@ -140,7 +140,7 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
         let mut buf = Vec::with_capacity(size as usize + 1);
         f.read_to_end(&mut buf)
             .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
-        return Ok(buf);
+        return common::decode_input(buf, path);
     }
     let bar = indicatif::ProgressBar::new(size);
     bar.set_style(
@@ -169,7 +169,7 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     }
     buf.truncate(filled);
     bar.finish_and_clear();
-    Ok(buf)
+    common::decode_input(buf, path)
 }
 
 /// Run `routeval trec`.
