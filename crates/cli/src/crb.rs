@@ -9,6 +9,7 @@
 //! process) and the OpenAI-compatible classifier (HTTP, see [`llm`]).
 
 mod llm;
+mod sweep;
 
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
@@ -47,6 +48,9 @@ enum CrbCommand {
     Eval(Box<EvalArgs>),
     /// Aggregate case metrics like the reference CLI's `metrics --cases FILE`.
     Metrics(MetricsArgs),
+    /// Sweep the threshold of a router emitting tier probabilities: per threshold the blocks
+    /// `crb eval` prints, the cost-quality frontier, and a (calibrated) choice of threshold.
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 /// `routeval crb eval`.
@@ -122,6 +126,7 @@ pub(crate) fn run(args: CrbArgs) -> CmdResult {
     match args.command {
         CrbCommand::Eval(a) => eval(*a),
         CrbCommand::Metrics(a) => metrics_cmd(a),
+        CrbCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 

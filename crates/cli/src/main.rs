@@ -6,6 +6,7 @@
 mod common;
 mod crb;
 mod filter;
+mod frontier;
 mod gqr;
 mod rag;
 mod route;
@@ -44,6 +45,9 @@ enum Command {
     Crb(crb::CrbArgs),
     /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
     Gqr(gqr::GqrArgs),
+    /// Cost-quality frontiers: RouterBench NDCH/AIQ and Pareto sets, or RouteLLM AUC/APGR/CPT
+    /// (`--strong-share`).
+    Frontier(frontier::FrontierArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Crb(args) => crb::run(args),
         Command::Gqr(args) => gqr::run(args),
+        Command::Frontier(args) => frontier::run(args),
     };
     common::finish(result)
 }
