@@ -10,6 +10,7 @@
 
 pub(crate) mod bank_source;
 mod llm;
+mod sweep;
 
 use bank_source::resolve_bank;
 
@@ -50,6 +51,9 @@ enum CrbCommand {
     Eval(Box<EvalArgs>),
     /// Aggregate case metrics like the reference CLI's `metrics --cases FILE`.
     Metrics(MetricsArgs),
+    /// Sweep the threshold of a router emitting tier probabilities: per threshold the blocks
+    /// `crb eval` prints, the cost-quality frontier, and a (calibrated) choice of threshold.
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 /// `routeval crb eval`.
@@ -130,6 +134,7 @@ pub(crate) fn run(args: CrbArgs) -> CmdResult {
     match args.command {
         CrbCommand::Eval(a) => eval(*a),
         CrbCommand::Metrics(a) => metrics_cmd(a),
+        CrbCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 

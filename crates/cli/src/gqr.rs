@@ -24,6 +24,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod sweep;
+
 /// `routeval gqr`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct GqrArgs {
@@ -37,6 +39,9 @@ enum GqrCommand {
     Export(ExportArgs),
     /// Score a router's predictions (a JSONL file or a persistent command).
     Score(ScoreArgs),
+    /// Sweep the out-of-domain threshold of a router emitting probabilities (per threshold
+    /// the keys of `gqr score --json`; optional calibration of the threshold).
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 #[derive(Debug, clap::Args)]
@@ -132,6 +137,7 @@ pub(crate) fn run(args: GqrArgs) -> CmdResult {
     match args.command {
         GqrCommand::Export(a) => export(a),
         GqrCommand::Score(a) => score(a),
+        GqrCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 

@@ -7,6 +7,7 @@ mod common;
 mod crb;
 mod data;
 mod filter;
+mod frontier;
 mod gqr;
 mod input;
 mod rag;
@@ -49,6 +50,9 @@ enum Command {
     /// Fetch, check and list routeval's pinned data (GQR-Bench, tokenizers, the public
     /// CommonRouterBench bank) in the cache.
     Data(data::DataArgs),
+    /// Cost-quality frontiers: RouterBench NDCH/AIQ and Pareto sets, or RouteLLM AUC/APGR/CPT
+    /// (`--strong-share`).
+    Frontier(frontier::FrontierArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Crb(args) => crb::run(args),
         Command::Gqr(args) => gqr::run(args),
         Command::Data(args) => data::run(args),
+        Command::Frontier(args) => frontier::run(args),
     };
     common::finish(result)
 }
