@@ -112,7 +112,7 @@ set_recall set_relative_P set_map set_F; all_trec = every measure above except d
 }
 
 /// Read a whole input (`-` = stdin), with a progress bar for large files on a terminal.
-fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     if path == Path::new("-") {
         return common::read_input(path);
     }
