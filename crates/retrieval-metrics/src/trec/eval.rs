@@ -73,6 +73,9 @@ pub struct Evaluation {
     pub summary: Vec<f64>,
     /// Per-query results in qrels order (only with [`EvalOptions::per_query`]).
     pub queries: Vec<QueryResult>,
+    /// Judged queries (in the qrels) for which the run has no result line: left out of the
+    /// averages, or with `-c` scored 0 (as trec_eval does; trec_eval says nothing about them).
+    pub judged_without_results: u64,
     /// Distinct run queries without judgments (ignored, as trec_eval ignores them).
     pub run_only_queries: u64,
 }
@@ -215,6 +218,7 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
             }
             RbpResid => out[0] = m::rbp_resid(j, m::rbp_persistence(pairs())),
             Unj => m::unjudged(j, cut(), out),
+            RecipRankCut => m::reciprocal_rank_cut(j, level, cut(), out),
         }
     }
     relstring
@@ -524,6 +528,7 @@ fn assemble(
         num_q,
         summary,
         queries,
+        judged_without_results: 0,
         run_only_queries,
     })
 }
@@ -561,6 +566,11 @@ pub fn evaluate_run(
             None => None,
         })
         .collect();
+    let missing = qrels
+        .queries()
+        .iter()
+        .filter(|qq| !run.queries.contains_key(qq.qid()))
+        .count() as u64;
     let run_only = run
         .queries
         .keys()
@@ -576,6 +586,10 @@ pub fn evaluate_run(
         &Locator::Lines,
         run_only,
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 /// A run of consecutive lines with the same qid inside one parse chunk.
@@ -753,6 +767,7 @@ pub fn evaluate_bytes(
             }
         }
     }
+    let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
     let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
         .into_par_iter()
         .enumerate()
@@ -783,6 +798,10 @@ pub fn evaluate_bytes(
         &Locator::Bytes(run),
         run_only.len() as u64,
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 #[cfg(test)]
