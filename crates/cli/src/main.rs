@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod compare;
 mod crb;
 mod data;
 mod filter;
@@ -36,6 +37,9 @@ enum Command {
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
+    /// Compare runs with a baseline: paired tests, corrected p-values, CIs (`compare --help`).
+    #[command(long_about = compare::LONG_ABOUT)]
+    Compare(compare::CompareArgs),
     /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
     Rag(rag::RagCmd),
     /// Query-routed metrics (flexeval's QueryRoutedMetric): per-route metrics selected by
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
     };
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Rag(args) => rag::run(args),
         Command::Route(args) => route::run(args),
         Command::Filter(args) => filter::run(args),

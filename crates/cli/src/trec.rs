@@ -129,7 +129,7 @@ problem).",
 }
 
 /// Read a whole input (`-` = stdin), with a progress bar for large files on a terminal.
-fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     if path == Path::new("-") {
         return common::read_input(path);
     }
