@@ -53,11 +53,11 @@ enum CrbCommand {
 #[derive(Debug, Args)]
 pub(crate) struct EvalArgs {
     /// The question bank (JSONL, one row per line; `-` = stdin).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     bank: PathBuf,
     /// Manifest whose `sources.*.line_count` set the sampling quotas (default with `--n`: the
     /// public bank's published line counts, as the reference always uses its shipped manifest).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
     #[arg(long)]
@@ -86,7 +86,7 @@ pub(crate) struct EvalArgs {
     /// Directory with `anthropic/`, `minimax-text-01/`, `deepseek-v3/` `tokenizer.json` files
     /// (default: `$ROUTEVAL_TOKENIZERS`, else `~/.cache/routeval/tokenizers`). A missing file
     /// makes that tier count with cl100k_base, announced on stderr and recorded in the summary.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     tokenizers: Option<PathBuf>,
     /// Tokenizer setup: `native` (the reference online), `hf_offline`, `all_cl100k`.
     #[arg(long, default_value = "native")]
@@ -105,7 +105,7 @@ pub(crate) struct EvalArgs {
 #[derive(Debug, Args)]
 pub(crate) struct MetricsArgs {
     /// A JSON array of case objects (`case_id`, `task_passed`, costs or `*_steps`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     cases: PathBuf,
     /// Cap `cost_savings_score` at 100.
     #[arg(long)]
