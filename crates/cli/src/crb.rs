@@ -61,12 +61,12 @@ enum CrbCommand {
 pub(crate) struct EvalArgs {
     /// The question bank (JSONL, one row per line; `-` = stdin; gzip/zstd read transparently).
     /// Default: the public bank installed by `routeval data fetch crb`.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     bank: Option<PathBuf>,
     /// Manifest whose `sources.*.line_count` set the sampling quotas (default with `--n`: the
     /// cached public bank's manifest without `--bank`, else the public bank's published line
     /// counts, as the reference always uses its shipped manifest).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
     #[arg(long)]
@@ -98,7 +98,7 @@ pub(crate) struct EvalArgs {
     /// `$XDG_CACHE_HOME/routeval/tokenizers` or `~/.cache/routeval/tokenizers`). A missing
     /// file makes that tier count with cl100k_base, announced on stderr, in the table header
     /// and in the summary.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     tokenizers: Option<PathBuf>,
     /// Tokenizer setup: `native` (the reference online), `hf_offline`, `all_cl100k`.
     #[arg(long, default_value = "native")]
@@ -117,7 +117,7 @@ pub(crate) struct EvalArgs {
 #[derive(Debug, Args)]
 pub(crate) struct MetricsArgs {
     /// A JSON array of case objects (`case_id`, `task_passed`, costs or `*_steps`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     cases: PathBuf,
     /// Cap `cost_savings_score` at 100.
     #[arg(long)]

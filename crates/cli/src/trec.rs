@@ -117,7 +117,7 @@ and recip_rank_cut (a routeval addition).\n\nNames people type (-m NAME@k; k may
     for (typed, measure, source) in spec::CUTOFF_ALIASES {
         let _ = write!(s, "\n  {:<22} {measure}.k ({source})", format!("{typed}@k"));
     }
-    s.push_str("\n  NAME@k, NAME_k          NAME.k for any measure with cutoffs (P_10 = P.10)");
+    s.push_str("\n  NAME@k, NAME_k         NAME.k for any measure with cutoffs (P_10 = P.10)");
     for (typed, measure, source) in spec::PLAIN_ALIASES {
         let _ = write!(s, "\n  {typed:<22} {measure} ({source})");
     }
