@@ -230,11 +230,14 @@ fn hub_fetch_uses_resolve_urls_and_the_cache_layout() {
         u.reason
     );
     assert_eq!(m.log.lock().unwrap().len(), before);
-    // A 404 from the hub is one clear error naming the dataset and URL.
+    // A 404 from the hub makes that dataset missing (an honest partial build), with a
+    // reason naming the URL and the status.
     let fq = reg.dataset("financial_qa_10k").unwrap();
-    let e = load_dataset(&reg, fq, &mut hub).unwrap_err().to_string();
+    let u = load_dataset(&reg, fq, &mut hub).unwrap().unwrap_err();
+    assert_eq!(u.name, "financial_qa_10k");
     assert!(
-        e.starts_with("financial_qa_10k: http://127.0.0.1:") && e.contains("404"),
-        "{e}"
+        u.reason.starts_with("http://127.0.0.1:") && u.reason.contains("(HTTP 404)"),
+        "{}",
+        u.reason
     );
 }
