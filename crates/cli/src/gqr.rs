@@ -7,13 +7,12 @@
 //!   `--unseen`, the GQR-unseen score). Missing sets are listed and the score is then named a
 //!   *partial* score.
 //!
-//! The data comes from a build (`cargo xtask build-data gqr`, default `$GQR_CACHE_DIR/build`,
+//! The data comes from a build (`routeval data fetch gqr`, default `<gqr cache>/build`,
 //! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
 
 use crate::common::{
     CmdResult, EXIT_OK, Failure, count_extra_output_lines, display_name, emit, open_input,
 };
-use routeval_bench_data::download::gqr_cache_dir;
 use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
 use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
@@ -24,6 +23,8 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::time::Instant;
+
+mod sweep;
 
 /// `routeval gqr`.
 #[derive(Debug, clap::Args)]
@@ -38,15 +39,19 @@ enum GqrCommand {
     Export(ExportArgs),
     /// Score a router's predictions (a JSONL file or a persistent command).
     Score(ScoreArgs),
+    /// Sweep the out-of-domain threshold of a router emitting probabilities (per threshold
+    /// the keys of `gqr score --json`; optional calibration of the threshold).
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 #[derive(Debug, clap::Args)]
 struct DataArgs {
-    /// A GQR build directory (default: `$GQR_CACHE_DIR/build`, i.e. `~/.cache/gqr/build`).
+    /// A GQR build directory (default: `<gqr cache>/build`, where `routeval data fetch gqr`
+    /// writes it: `$GQR_CACHE_DIR`, else `$ROUTEVAL_CACHE_DIR/gqr`, else `~/.cache/gqr`).
     #[arg(long, value_name = "DIR", conflicts_with = "from")]
     build_dir: Option<PathBuf>,
-    /// Build in memory from a local mirror of the sources instead (as `cargo xtask build-data
-    /// gqr --from DIR`).
+    /// Build in memory from a local mirror of the sources instead (as `routeval data fetch gqr
+    /// --from DIR`).
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
 }
@@ -132,6 +137,7 @@ pub(crate) fn run(args: GqrArgs) -> CmdResult {
     match args.command {
         GqrCommand::Export(a) => export(a),
         GqrCommand::Score(a) => score(a),
+        GqrCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 
@@ -176,10 +182,15 @@ impl Data {
                 origin: format!("mirror {}", dir.display()),
             });
         }
-        let dir = a
-            .build_dir
-            .clone()
-            .unwrap_or_else(|| build_dir(&gqr_cache_dir()));
+        let dir = match &a.build_dir {
+            Some(d) => d.clone(),
+            None => build_dir(
+                &routeval_bench_data::cache::CacheDirs::from_process()
+                    .map_err(Failure::bad_input)?
+                    .gqr
+                    .path,
+            ),
+        };
         let manifest = read_manifest(&dir).map_err(Failure::bad_input)?;
         let mut splits = HashMap::new();
         for w in wanted {
@@ -207,17 +218,19 @@ impl Data {
 
     fn split(&self, name: &str) -> Result<&Vec<ExportRow>, Failure> {
         self.splits.get(name).ok_or_else(|| {
-            let why = if self.missing.is_empty() {
+            // Only the sources this split is built from.
+            let needed = split_sources(name);
+            let missing: Vec<&str> = self
+                .missing
+                .iter()
+                .map(|m| m.0.as_str())
+                .filter(|m| needed.iter().any(|n| n == m))
+                .map(str::trim)
+                .collect();
+            let why = if missing.is_empty() {
                 String::new()
             } else {
-                format!(
-                    " (missing sources: {})",
-                    self.missing
-                        .iter()
-                        .map(|m| m.0.trim())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                format!(" (missing sources: {})", missing.join(", "))
             };
             Failure::bad_input(format!(
                 "split {name} is not available in {}{why}",
@@ -225,6 +238,30 @@ impl Data {
             ))
         })
     }
+}
+
+/// The registry datasets split `name` is built from (`id_test`, `train`, ... need the three ID
+/// sources; the v2 and background splits also the three background corpora; `ood_test` the
+/// seven OOD sets; `unseen_id` the nine unseen sets).
+fn split_sources(name: &str) -> Vec<String> {
+    use routeval_bench_data::gqr::registry::Role;
+    let roles: &[Role] = match name {
+        "ood_test" => &[Role::Ood],
+        "unseen_id" => &[Role::Unseen],
+        "train_v2" | "eval_v2" | "background_train" | "background_eval" => {
+            &[Role::Id, Role::Background]
+        }
+        _ => &[Role::Id],
+    };
+    Registry::load()
+        .map(|r| {
+            r.datasets
+                .iter()
+                .filter(|d| roles.contains(&d.role))
+                .map(|d| d.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn export(a: ExportArgs) -> CmdResult {
@@ -290,6 +327,37 @@ fn export(a: ExportArgs) -> CmdResult {
     }
     emit(a.output.as_ref(), &out)?;
     eprintln!("gqr export: {n} rows from {}", data.origin);
+    // The OOD and unseen splits are built from whatever sets are present: say which are not.
+    for (split, sets, what) in [
+        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
+        (
+            "unseen_id",
+            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "GQR-unseen sets",
+        ),
+    ] {
+        if !names.contains(&split) {
+            continue;
+        }
+        let rows = data.splits.get(split);
+        let absent: Vec<&str> = sets
+            .iter()
+            .copied()
+            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
+            .collect();
+        if !absent.is_empty() {
+            eprintln!(
+                "gqr export: warning: {} of {} {what} missing: {}",
+                absent.len(),
+                sets.len(),
+                absent
+                    .iter()
+                    .map(|s| s.trim_end())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     if a.json {
         let summary = json!({
             "split": <Split as clap::ValueEnum>::to_possible_value(&split)

@@ -6,8 +6,11 @@
 mod common;
 mod compare;
 mod crb;
+mod data;
 mod filter;
+mod frontier;
 mod gqr;
+mod input;
 mod rag;
 mod route;
 mod trec;
@@ -48,6 +51,12 @@ enum Command {
     Crb(crb::CrbArgs),
     /// GQR-Bench (guarded query routing): export splits, score a router (GQR / GQR-unseen).
     Gqr(gqr::GqrArgs),
+    /// Fetch, check and list routeval's pinned data (GQR-Bench, tokenizers, the public
+    /// CommonRouterBench bank) in the cache.
+    Data(data::DataArgs),
+    /// Cost-quality frontiers: RouterBench NDCH/AIQ and Pareto sets, or RouteLLM AUC/APGR/CPT
+    /// (`--strong-share`).
+    Frontier(frontier::FrontierArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +72,8 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Crb(args) => crb::run(args),
         Command::Gqr(args) => gqr::run(args),
+        Command::Data(args) => data::run(args),
+        Command::Frontier(args) => frontier::run(args),
     };
     common::finish(result)
 }

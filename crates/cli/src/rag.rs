@@ -591,6 +591,7 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
             .map_err(|e| os_error(&e, "<stdin>"))?;
+        let buf = common::decode_input(buf, Path::new("-")).map_err(|f| f.message)?;
         return Ok((Input::Owned(buf), "standard input".to_string()));
     }
     let path = Path::new(target);
@@ -611,13 +612,14 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
     }
     let mut buf = Vec::new();
     std::io::Read::read_to_end(&mut &file, &mut buf).map_err(|e| os_error(&e, target))?;
+    let buf = common::decode_input(buf, path).map_err(|f| f.message)?;
     Ok((Input::Owned(buf), target.to_string()))
 }
 
-/// The bytes of the input: a read-only map of a regular file, or what was read (stdin, or a
-/// file that could not be mapped, e.g. an empty one).
+/// The bytes of the input: a read-only map of a regular file (or its decompressed content),
+/// or what was read (stdin, or a file that could not be mapped, e.g. an empty one).
 enum Input {
-    Mapped(memmap2::Mmap),
+    Mapped(common::InputBytes),
     Owned(Vec<u8>),
 }
 

@@ -117,7 +117,7 @@ and recip_rank_cut (a routeval addition).\n\nNames people type (-m NAME@k; k may
     for (typed, measure, source) in spec::CUTOFF_ALIASES {
         let _ = write!(s, "\n  {:<22} {measure}.k ({source})", format!("{typed}@k"));
     }
-    s.push_str("\n  NAME@k, NAME_k          NAME.k for any measure with cutoffs (P_10 = P.10)");
+    s.push_str("\n  NAME@k, NAME_k         NAME.k for any measure with cutoffs (P_10 = P.10)");
     for (typed, measure, source) in spec::PLAIN_ALIASES {
         let _ = write!(s, "\n  {typed:<22} {measure} ({source})");
     }
@@ -140,7 +140,7 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
         let mut buf = Vec::with_capacity(size as usize + 1);
         f.read_to_end(&mut buf)
             .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
-        return Ok(buf);
+        return common::decode_input(buf, path);
     }
     let bar = indicatif::ProgressBar::new(size);
     bar.set_style(
@@ -169,7 +169,7 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     }
     buf.truncate(filled);
     bar.finish_and_clear();
-    Ok(buf)
+    common::decode_input(buf, path)
 }
 
 /// Run `routeval trec`.

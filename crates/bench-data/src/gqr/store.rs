@@ -55,7 +55,7 @@ pub enum StoreError {
         message: String,
     },
     /// No build in this directory.
-    #[error("{0}: no GQR-Bench build here (run `cargo xtask build-data gqr`)")]
+    #[error("{0}: no GQR-Bench build here (run `routeval data fetch gqr`; offline: `--from DIR`)")]
     NoBuild(PathBuf),
     /// The split was not built.
     #[error("split {split:?} was not built in {dir}{why}")]
