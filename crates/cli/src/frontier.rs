@@ -85,7 +85,7 @@ fn frontier_table(r: &FrontierReport) -> String {
             NdchMethod::Hull => "hull",
             NdchMethod::RouterBench => "RouterBench's algorithm",
         },
-        fmt(r.max_cost)
+        r.max_cost
     );
     let _ = writeln!(
         t,
@@ -96,7 +96,7 @@ fn frontier_table(r: &FrontierReport) -> String {
         let pts: Vec<String> = s
             .ndch
             .iter()
-            .map(|(c, q)| format!("({}, {})", fmt(*c), fmt(*q)))
+            .map(|(c, q)| format!("({c}, {q})"))
             .collect();
         let _ = writeln!(
             t,
