@@ -93,11 +93,7 @@ fn frontier_table(r: &FrontierReport) -> String {
         "system", "AIQ", "NDCH", "Pareto"
     );
     for s in &r.systems {
-        let pts: Vec<String> = s
-            .ndch
-            .iter()
-            .map(|(c, q)| format!("({c}, {q})"))
-            .collect();
+        let pts: Vec<String> = s.ndch.iter().map(|(c, q)| format!("({c}, {q})")).collect();
         let _ = writeln!(
             t,
             "  {:<24} {:>10} {:>6} {:>7}  {}",
