@@ -85,7 +85,7 @@ fn frontier_table(r: &FrontierReport) -> String {
             NdchMethod::Hull => "hull",
             NdchMethod::RouterBench => "RouterBench's algorithm",
         },
-        fmt(r.max_cost)
+        r.max_cost
     );
     let _ = writeln!(
         t,
@@ -93,11 +93,7 @@ fn frontier_table(r: &FrontierReport) -> String {
         "system", "AIQ", "NDCH", "Pareto"
     );
     for s in &r.systems {
-        let pts: Vec<String> = s
-            .ndch
-            .iter()
-            .map(|(c, q)| format!("({}, {})", fmt(*c), fmt(*q)))
-            .collect();
+        let pts: Vec<String> = s.ndch.iter().map(|(c, q)| format!("({c}, {q})")).collect();
         let _ = writeln!(
             t,
             "  {:<24} {:>10} {:>6} {:>7}  {}",

@@ -37,7 +37,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// At most this many thresholds in the default grid.
 const DEFAULT_MAX_THRESHOLDS: usize = 1000;
@@ -146,7 +146,7 @@ struct TierScores {
     first_off_sum: Option<u64>,
 }
 
-fn read_tier_scores(path: &PathBuf) -> Result<TierScores, Failure> {
+fn read_tier_scores(path: &Path) -> Result<TierScores, Failure> {
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut s = TierScores {
@@ -186,7 +186,7 @@ fn read_tier_scores(path: &PathBuf) -> Result<TierScores, Failure> {
 
 /// Rows selected exactly as `crb eval` selects them.
 fn select_rows(
-    bank: &PathBuf,
+    bank: &Path,
     a: &SelectArgs,
     where_query: Option<&(Query, OnMissingKey)>,
 ) -> Result<(Vec<BankRow>, &'static str, Option<Quotas>), Failure> {
@@ -539,7 +539,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     let grid = match grid_given {
         Some(g) => g,
         None => thin_grid(
-            cal.probs.iter().flat_map(|p| cumulative(p)),
+            cal.probs.iter().flat_map(cumulative),
             DEFAULT_MAX_THRESHOLDS,
         ),
     };

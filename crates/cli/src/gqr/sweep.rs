@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The split names of a GQR build (the first segment of an exported id).
 const GQR_SPLITS: [&str; 9] = [
@@ -77,18 +77,17 @@ pub(crate) struct SweepArgs {
     data: DataArgs,
 }
 
-/// Parsed `--scores`: id → (probabilities, line).
-fn read_probs(
-    path: &PathBuf,
-) -> Result<
-    (
-        HashMap<String, ([f64; 3], u64)>,
-        Vec<(String, u64)>,
-        usize,
-        u64,
-    ),
-    Failure,
-> {
+/// Parsed `--scores`: id → (probabilities, line); ids in file order with their lines; how many
+/// vectors do not sum to 1 and the first such line.
+type Probs = (
+    HashMap<String, ([f64; 3], u64)>,
+    Vec<(String, u64)>,
+    usize,
+    u64,
+);
+
+/// Read `--scores` (see [`Probs`]).
+fn read_probs(path: &Path) -> Result<Probs, Failure> {
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut map = HashMap::new();
