@@ -32,6 +32,7 @@ fn all_trec(per_query: bool) -> EvalOptions {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn library_conformance_both_paths() {
     let Some(d) = shared("library_conformance_both_paths") else {
         return;
@@ -146,17 +147,55 @@ fn accumulator_shards_merge_to_one_pass() {
     assert_eq!(one.finish(&opts.measures, false, qrels.len()).1, ev.summary);
 }
 
+/// Every score the run parser admits: small multiples of 0.5 (many ties), `-0.0` and `0.0`
+/// (equal for trec_eval's `>`/`<` comparator, so ordered by docno), the infinities (`inf` is
+/// accepted), extremes, and arbitrary finite values. NaN is refused by the parser
+/// (`run_parser_refuses_nan_and_admits_the_rest`), so it never reaches the ranking.
+fn admitted_score() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => (-3i32..3).prop_map(|s| s as f64 * 0.5),
+        1 => Just(-0.0f64),
+        1 => Just(0.0f64),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(f64::MAX),
+        1 => Just(-f64::MIN_POSITIVE),
+        1 => Just(5e-324f64),
+        2 => any::<f64>().prop_filter("NaN is refused at parse time", |x| !x.is_nan()),
+    ]
+}
+
 proptest! {
-    /// `rank_by_score` sorts exactly as trec_eval's comparator.
+    /// `rank_by_score` sorts exactly as trec_eval's comparator, on every admitted score.
     #[test]
-    fn rank_by_score_is_trec_order(docs in proptest::collection::vec(("[a-d]{1,3}", -3i32..3), 0..60)) {
-        let mut a: Vec<(String, f64)> = docs.iter().map(|(d, s)| (d.clone(), *s as f64 * 0.5)).collect();
+    fn rank_by_score_is_trec_order(docs in proptest::collection::vec(("[a-d]{1,3}", admitted_score()), 0..60)) {
+        let mut a: Vec<(String, f64)> = docs.clone();
         let mut b = a.clone();
         rank_by_score(&mut a);
         b.sort_by(|x, y| trec_order(x.1, x.0.as_bytes(), y.1, y.0.as_bytes()));
-        let ka: Vec<(f64, &str)> = a.iter().map(|x| (x.1, x.0.as_str())).collect();
-        let kb: Vec<(f64, &str)> = b.iter().map(|x| (x.1, x.0.as_str())).collect();
-        prop_assert_eq!(ka, kb);
+        // Compare bits, but with -0.0 and 0.0 as one value (they tie in trec_eval, and which
+        // of two tied equal-docno entries comes first is not observable).
+        let key = |v: &[(String, f64)]| -> Vec<(u64, String)> {
+            v.iter().map(|x| ((x.1 + 0.0).to_bits(), x.0.clone())).collect()
+        };
+        prop_assert_eq!(key(&a), key(&b));
+    }
+
+    /// The run parser refuses every NaN spelling and reads every other score as `strtod`
+    /// (here: Rust's correctly rounded parse) would, `-0.0` and infinities included.
+    #[test]
+    fn run_parser_refuses_nan_and_admits_the_rest(
+        x in admitted_score(),
+        nan in prop::sample::select(vec!["nan", "NaN", "-nan", "+NaN", "NAN", "nan(1)"]),
+    ) {
+        use routeval_retrieval_metrics::trec::parse::parse_score;
+        prop_assert_eq!(parse_score(nan.as_bytes()), None, "{}", nan);
+        let run = format!("q1 Q0 d1 1 {nan} t\n");
+        prop_assert!(Run::from_bytes(run.as_bytes(), "run").is_err(), "{}", nan);
+        for text in [format!("{x:?}"), format!("{x:e}")] {
+            let got = parse_score(text.as_bytes());
+            prop_assert_eq!(got.map(f64::to_bits), Some(x.to_bits()), "{}", text);
+        }
     }
 }
 
