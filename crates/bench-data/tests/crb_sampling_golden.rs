@@ -86,7 +86,11 @@ fn select(
 ) -> Result<(Quotas, Vec<String>), SampleError> {
     let path = dir.join(bank);
     let Ok(f) = std::fs::File::open(&path) else {
-        assert!(!path.exists(), "{} exists but cannot be opened", path.display());
+        assert!(
+            !path.exists(),
+            "{} exists but cannot be opened",
+            path.display()
+        );
         return Err(SampleError::BankNotFound(bank.to_string()));
     };
     let (q, rows) = select_sample(
@@ -148,7 +152,7 @@ fn sampling_error_vectors() {
     let dir = shared().join("golden/crb/sampling");
     let g = read_json(&dir.join("sampling_vectors.json"));
     let errors = array(&g, "error_vectors", "sampling_vectors.json");
-    let mut kinds = std::collections::BTreeSet::new();
+    let mut kinds = std::collections::HashSet::new();
     for v in errors {
         let m = Manifest {
             value: v["manifest"].clone(),
@@ -217,7 +221,11 @@ fn quota_vectors() {
     }
     let ns: Vec<i64> = by_n.keys().map(|k| k.parse().unwrap()).collect();
     assert_eq!(ns, (1..=1000).collect::<Vec<_>>(), "quotas for n = 1..1000");
-    assert_count("crb shipped-manifest quotas", by_n.len(), Count::Exact(1000));
+    assert_count(
+        "crb shipped-manifest quotas",
+        by_n.len(),
+        Count::Exact(1000),
+    );
     let edges = array(&g, "edge_cases", "quota_vectors.json");
     for c in edges {
         let m = Manifest {

@@ -228,8 +228,14 @@ fn unauthorized_401_and_403_are_unauthorized_and_leave_nothing() {
             "{code}: {e:?}"
         );
         let msg = e.to_string();
-        assert!(msg.contains(&format!("HTTP {code}")) && msg.contains("HF_TOKEN"), "{msg}");
-        assert!(!msg.contains("hf_secret_token_value"), "the token is never printed: {msg}");
+        assert!(
+            msg.contains(&format!("HTTP {code}")) && msg.contains("HF_TOKEN"),
+            "{msg}"
+        );
+        assert!(
+            !msg.contains("hf_secret_token_value"),
+            "the token is never printed: {msg}"
+        );
         assert!(!dest.exists() && !part_path(&dest).exists());
         assert_eq!(paths(&m).len(), 1, "no retry on {code}");
     }
@@ -259,7 +265,11 @@ fn server_errors_are_status_errors_and_keep_a_part_file_for_later() {
         assert!(matches!(e, DownloadError::Status { .. }), "{e:?}");
         assert_eq!(std::fs::read(part_path(&dest)).unwrap(), b"partial bytes");
         assert!(!dest.exists());
-        assert_eq!(paths(&m)[1].1.as_deref(), Some("13"), "the retry asked for the rest");
+        assert_eq!(
+            paths(&m)[1].1.as_deref(),
+            Some("13"),
+            "the retry asked for the rest"
+        );
     }
 }
 
@@ -314,7 +324,11 @@ fn server_ignoring_range_restarts_from_zero() {
     let d = Downloader::default()
         .fetch(&format!("{}/f.bin", m.base), &dest, Some(&want))
         .unwrap();
-    assert_eq!(paths(&m)[0].1.as_deref(), Some("25000"), "a Range was asked for");
+    assert_eq!(
+        paths(&m)[0].1.as_deref(),
+        Some("25000"),
+        "a Range was asked for"
+    );
     assert_eq!((d.resumed_from, d.bytes), (0, 60_000));
     assert_eq!(std::fs::read(&dest).unwrap(), data);
     assert!(!part_path(&dest).exists());

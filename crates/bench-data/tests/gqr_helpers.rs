@@ -3,11 +3,11 @@
 mod common;
 
 use common::*;
-use routeval_test_support::golden::Tally;
 use routeval_bench_data::gqr::UNSEEN_SETS;
 use routeval_bench_data::gqr::select::*;
 use routeval_bench_data::gqr::text::*;
 use routeval_core::Domain;
+use routeval_test_support::golden::Tally;
 use serde_json::Value;
 
 fn s(v: &Value) -> &str {

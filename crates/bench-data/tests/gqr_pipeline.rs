@@ -4,7 +4,6 @@
 mod common;
 
 use common::*;
-use routeval_test_support::golden::Tally;
 use routeval_bench_data::gqr::build::*;
 use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::rows::{Record, RowText, apply_filters};
@@ -12,6 +11,7 @@ use routeval_bench_data::gqr::select::smallest_eligible;
 use routeval_bench_data::gqr::v1::*;
 use routeval_bench_data::gqr::{SEED, TRAIN_SPLIT};
 use routeval_core::Domain;
+use routeval_test_support::golden::Tally;
 use serde_json::{Value, json};
 
 fn strs(v: &Value) -> Vec<String> {

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use routeval_test_support::golden::Tally;
 use routeval_bench_data::nprandom::*;
+use routeval_test_support::golden::Tally;
 
 fn hex128(s: &str) -> u128 {
     u128::from_str_radix(s, 16).unwrap()
@@ -74,7 +74,12 @@ fn golden_rng_vectors() {
     // held-back goldens may add cases (files are matched by name prefix).
     tally.assert_at_least(
         "gqr rng",
-        &[("seedsequence", 6), ("pcg64", 3), ("mt19937", 4), ("permutations", 21)],
+        &[
+            ("seedsequence", 6),
+            ("pcg64", 3),
+            ("mt19937", 4),
+            ("permutations", 21),
+        ],
     );
 }
 

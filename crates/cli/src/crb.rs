@@ -13,8 +13,8 @@ mod llm;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, Quotas, SampleError, check_row, check_sample_size,
-    filter_rows, id_repr, published_manifest, read_bank, select_sample,
+    BankReader, BankRow, Manifest, Quotas, SampleError, check_row, check_sample_size, filter_rows,
+    id_repr, published_manifest, read_bank, select_sample,
 };
 use routeval_core::Tier;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
@@ -59,7 +59,7 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     manifest: Option<PathBuf>,
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n: Option<i64>,
     /// Keep only rows of this benchmark (after sampling; repeat for several).
     #[arg(long = "benchmark")]

@@ -17,8 +17,8 @@ fn trec_eval_option_matrix_byte_for_byte() {
     let mut options_seen = std::collections::BTreeSet::new();
     for dir in &dirs {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        let cmd = std::fs::read_to_string(dir.join("cmd"))
-            .unwrap_or_else(|e| panic!("{name}/cmd: {e}"));
+        let cmd =
+            std::fs::read_to_string(dir.join("cmd")).unwrap_or_else(|e| panic!("{name}/cmd: {e}"));
         let words: Vec<&str> = cmd.split_whitespace().collect();
         assert!(
             words.len() >= 3
@@ -27,9 +27,13 @@ fn trec_eval_option_matrix_byte_for_byte() {
             "{name}/cmd: expected `trec_eval OPTIONS qrels run`, got {cmd:?}"
         );
         let opts = &words[1..words.len() - 2];
-        options_seen.extend(opts.iter().filter(|w| w.starts_with('-')).map(|w| w.to_string()));
-        let expected = std::fs::read(dir.join("expected"))
-            .unwrap_or_else(|e| panic!("{name}/expected: {e}"));
+        options_seen.extend(
+            opts.iter()
+                .filter(|w| w.starts_with('-'))
+                .map(|w| w.to_string()),
+        );
+        let expected =
+            std::fs::read(dir.join("expected")).unwrap_or_else(|e| panic!("{name}/expected: {e}"));
         assert!(!expected.is_empty(), "{name}/expected is empty");
         let out = Command::new(env!("CARGO_BIN_EXE_routeval"))
             .current_dir(dir)
@@ -53,7 +57,9 @@ fn trec_eval_option_matrix_byte_for_byte() {
                 .lines()
                 .zip(want.lines())
                 .find(|(a, b)| a != b)
-                .map(|(a, b)| format!("first differing line:\n  routeval:  {a:?}\n  trec_eval: {b:?}"))
+                .map(|(a, b)| {
+                    format!("first differing line:\n  routeval:  {a:?}\n  trec_eval: {b:?}")
+                })
                 .unwrap_or_else(|| {
                     format!(
                         "line counts differ: routeval {}, trec_eval {}",

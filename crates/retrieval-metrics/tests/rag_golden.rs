@@ -133,7 +133,9 @@ fn rag_golden_cases() {
                 if text != want {
                     let ours: Value = serde_json::from_str(&text).unwrap();
                     let d = JsonCompare::strict().diff(&golden["expected_to_dict"], &ours);
-                    errs.push(format!("to_json differs from json.dumps(expected_to_dict): {d:?}"));
+                    errs.push(format!(
+                        "to_json differs from json.dumps(expected_to_dict): {d:?}"
+                    ));
                 }
                 if rep.summary() != golden["expected_summary"].as_str().unwrap() {
                     errs.push(format!(

@@ -222,3 +222,36 @@ fn utf8_bom_is_ignored_in_qrels_and_run() {
     let first = reader.next_record().unwrap().unwrap();
     assert_eq!(first.qid, b"q1");
 }
+
+/// trec_eval 10.0's `-c` summary of `num_rel` (`te_calc_avg_num_rel`, m_num_rel.c) counts every
+/// qrels line with relevance > 0 over all judged queries, ignoring `-l`, while the per-query
+/// values honour `-l` (seen on the trec_matrix fixtures `16_*`, `24_*`, `29_*`).
+#[test]
+fn complete_num_rel_summary_counts_raw_qrels_like_trec_eval() {
+    let qrels = Qrels::from_bytes(
+        b"q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq1 0 d -1\nq2 0 e 2\nq2 0 f 1\nq3 0 g 3\n",
+        "q",
+    )
+    .unwrap();
+    let run = b"q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 e 1 1.0 t\n";
+    let eval = |complete: bool, level: i64| {
+        let opts = EvalOptions {
+            measures: MeasureSet::parse(&["num_rel", "num_q"]).unwrap(),
+            complete,
+            relevance_level: level,
+            per_query: true,
+            ..EvalOptions::default()
+        };
+        trec::evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap()
+    };
+    // -c -l 2: per query 1 (q1: b), 1 (q2: e), 1 (q3: g); the summary is the raw count of
+    // rel > 0 lines: a, b, e, f, g = 5 (not 3).
+    let e = eval(true, 2);
+    assert_eq!(e.summary[0], 5.0);
+    let per_query: f64 = e.queries.iter().map(|q| q.values[0]).sum();
+    assert_eq!(per_query, 2.0, "q1 and q2 have results");
+    // Without -c the summary is the sum of the evaluated queries (q1, q2) at -l 2.
+    assert_eq!(eval(false, 2).summary[0], 2.0);
+    // -c -l 1: the same raw count.
+    assert_eq!(eval(true, 1).summary[0], 5.0);
+}

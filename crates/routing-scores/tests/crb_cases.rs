@@ -11,18 +11,18 @@
 
 use routeval_bench_data::crb::{BankReader, Manifest, check_row, select_sample};
 use routeval_core::Tier;
+use routeval_routing_scores::crb::records::EvalRecord;
 use routeval_routing_scores::crb::records::{PredictionMap, TierPredictor, make_record};
 use routeval_routing_scores::crb::scores::{
     CrbMetrics, Selection, benchmark_counts, build_summary,
 };
 use routeval_routing_scores::crb::walk::WalkContext;
-use routeval_tier_cost::tokens::{
-    TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
-};
-use routeval_routing_scores::crb::records::EvalRecord;
 use routeval_routing_scores::crb::walk::{PathCost, Step};
 use routeval_test_support::JsonCompare;
 use routeval_test_support::golden::{Count, assert_count, names_reference_error};
+use routeval_tier_cost::tokens::{
+    TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -341,6 +341,14 @@ fn golden_cases_other_tokenizer_setups() {
         failures.join("\n")
     );
     // 34 summary cases x 2 setups, 5 raising cases x 2 setups (lower bounds: see the top).
-    assert_count("crb metric blocks (hf_offline, all_cl100k)", blocks, Count::AtLeast(68));
-    assert_count("crb errors (hf_offline, all_cl100k)", errors, Count::AtLeast(10));
+    assert_count(
+        "crb metric blocks (hf_offline, all_cl100k)",
+        blocks,
+        Count::AtLeast(68),
+    );
+    assert_count(
+        "crb errors (hf_offline, all_cl100k)",
+        errors,
+        Count::AtLeast(10),
+    );
 }

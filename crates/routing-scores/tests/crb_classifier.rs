@@ -68,8 +68,15 @@ fn constants_prompts_parsing_urls() {
             (got, _) => panic!("{}: {got:?}", c["content"]),
         }
     }
-    assert_eq!((prompt_ok, prompt_err), (6, 4), "valid / invalid prompt rows");
-    assert!(reply_ok >= 1 && reply_err >= 1, "{reply_ok} parsed, {reply_err} refused");
+    assert_eq!(
+        (prompt_ok, prompt_err),
+        (6, 4),
+        "valid / invalid prompt rows"
+    );
+    assert!(
+        reply_ok >= 1 && reply_err >= 1,
+        "{reply_ok} parsed, {reply_err} refused"
+    );
     for c in urls {
         assert_eq!(
             chat_completions_url(c["base_url"].as_str().unwrap()),
@@ -111,7 +118,11 @@ fn http_scenarios_bodies_and_replies() {
     );
     let mut bodies = 0;
     let scenarios = v["http"].as_array().unwrap();
-    assert_count("classifier HTTP scenarios", scenarios.len(), Count::Exact(17));
+    assert_count(
+        "classifier HTTP scenarios",
+        scenarios.len(),
+        Count::Exact(17),
+    );
     for h in scenarios {
         let kw = &h["constructor_kwargs"];
         let mut cfg = ClassifierConfig::new(kw["model"].as_str().unwrap());

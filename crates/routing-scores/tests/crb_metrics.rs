@@ -100,8 +100,15 @@ fn supervision_accuracy_vectors() {
             (exp, got) => panic!("{}: {exp:?} vs {got:?}", c["name"]),
         }
     }
-    assert_count("crb supervision accuracy vectors", cases.len(), Count::Exact(10));
-    assert!(values >= 1 && errors >= 1, "{values} values, {errors} errors");
+    assert_count(
+        "crb supervision accuracy vectors",
+        cases.len(),
+        Count::Exact(10),
+    );
+    assert!(
+        values >= 1 && errors >= 1,
+        "{values} values, {errors} errors"
+    );
 }
 
 /// Nominal costs: numbers and booleans (1/0, Python arithmetic) are read; a non-numeric cost

@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use routeval_test_support::golden::Tally;
 use routeval_routing_scores::gqr::*;
+use routeval_test_support::golden::Tally;
 use serde_json::Value;
 
 fn same(a: f64, b: f64) -> bool {
@@ -26,7 +26,9 @@ fn check_eval(got: &Evaluation, want: &Value, what: &str) {
 
 /// The reference's `evaluate_error` (scikit-learn's message) as routeval's error kind.
 fn expected_label_error(sklearn: &str) -> fn(&ScoreError) -> bool {
-    if sklearn.contains("Classification metrics can't handle a mix of multiclass and continuous targets") {
+    if sklearn
+        .contains("Classification metrics can't handle a mix of multiclass and continuous targets")
+    {
         |e| matches!(e, ScoreError::Label(LabelError::NonIntegral(_)))
     } else if sklearn.contains("Mix of label input types (string and number)") {
         |e| matches!(e, ScoreError::Label(LabelError::String(_)))
@@ -99,7 +101,10 @@ fn score_cases(path: &std::path::Path) -> usize {
                 .unwrap()
                 .to_lowercase()
                 .replace(" (string and number)", ": string and number");
-            assert!(e.to_string().contains(&reason), "{model}: {e} lacks {reason:?}");
+            assert!(
+                e.to_string().contains(&reason),
+                "{model}: {e} lacks {reason:?}"
+            );
             kinds.insert(model.to_string());
             continue;
         }

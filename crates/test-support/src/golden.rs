@@ -87,19 +87,28 @@ pub fn array<'a>(doc: &'a Value, key: &str, file: &str) -> &'a [Value] {
 /// routeval's messages add `FILE:LINE` and context, so the reference's message must appear in
 /// it, spelled for its type:
 /// * `KeyError`: `KeyError: <message>` (routeval names the exception it replaces);
-/// * `JSONDecodeError`: the same `line L column C` position (serde_json words it differently);
+/// * `JSONDecodeError`: "invalid JSON" at the same line and column (serde_json counts the
+///   column of the last character read, one less than Python's when it stops early);
 /// * anything else: the message's first line verbatim.
 pub fn names_reference_error(expected: &Value, got: &str) -> bool {
     let ty = expected["type"].as_str().expect("expected_error.type");
-    let msg = expected["message"].as_str().expect("expected_error.message");
+    let msg = expected["message"]
+        .as_str()
+        .expect("expected_error.message");
     match ty {
         "KeyError" => got.contains(&format!("KeyError: {msg}")),
         "JSONDecodeError" => {
-            let pos = msg
-                .split_once(": ")
-                .map(|(_, p)| p.split(" (char").next().unwrap_or(p))
-                .expect("JSONDecodeError position");
-            got.contains(pos)
+            // Python: "Expecting value: line L column C (char N)", C the offending character;
+            // serde_json: "... at line L column S", S the last character it read (C or C-1).
+            let col = |text: &str| -> Option<(u64, u64)> {
+                let (_, rest) = text.rsplit_once("line ")?;
+                let (line, rest) = rest.split_once(" column ")?;
+                let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                Some((line.parse().ok()?, col.parse().ok()?))
+            };
+            let (pl, pc) = col(msg).expect("JSONDecodeError position");
+            got.contains("invalid JSON")
+                && col(got).is_some_and(|(gl, gc)| gl == pl && (gc == pc || gc + 1 == pc))
         }
         _ => got.contains(msg.lines().next().unwrap_or(msg)),
     }
@@ -131,7 +140,11 @@ impl Tally {
     #[track_caller]
     pub fn assert_at_least(&self, what: &str, want: &[(&str, usize)]) {
         for (kind, n) in want {
-            assert_count(&format!("{what}: {kind}"), self.get(kind), Count::AtLeast((*n).max(1)));
+            assert_count(
+                &format!("{what}: {kind}"),
+                self.get(kind),
+                Count::AtLeast((*n).max(1)),
+            );
         }
         for kind in self.0.keys() {
             assert!(

@@ -293,7 +293,13 @@ mod tests {
 
     #[test]
     fn equal_values_have_no_differences() {
-        assert!(d(r#"{"a": [1, 2.5, "x", null, true], "b": {}}"#, r#"{"a": [1, 2.5, "x", null, true], "b": {}}"#).is_empty());
+        assert!(
+            d(
+                r#"{"a": [1, 2.5, "x", null, true], "b": {}}"#,
+                r#"{"a": [1, 2.5, "x", null, true], "b": {}}"#
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -303,7 +309,11 @@ mod tests {
             [r#"at $: key order differs: expected ["a", "b"], got ["b", "a"]"#]
         );
         let relaxed = JsonCompare::strict().ignore_key_order("test");
-        assert!(relaxed.diff(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})).is_empty());
+        assert!(
+            relaxed
+                .diff(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1}))
+                .is_empty()
+        );
         assert_eq!(
             d(r#"{"a": {"x": 1}}"#, r#"{"a": {"y": 1}}"#),
             [
@@ -322,15 +332,28 @@ mod tests {
         assert!(d("[18446744073709551615]", "[18446744073709551615]").is_empty());
         assert_eq!(d("[-1]", "[18446744073709551615]").len(), 1);
         let tol = JsonCompare::strict().tolerance(0.0, 1e-15, "test");
-        assert!(tol.diff(&json!([0.1]), &json!([0.10000000000000002])).is_empty());
+        assert!(
+            tol.diff(&json!([0.1]), &json!([0.10000000000000002]))
+                .is_empty()
+        );
         assert_eq!(tol.diff(&json!([0.1]), &json!([0.1001])).len(), 1);
         assert_eq!(tol.diff(&json!([1]), &json!([1.0])).len(), 1);
     }
 
     #[test]
     fn non_finite_rules() {
-        assert!(d(r#"["NaN", "Infinity", "-Infinity"]"#, r#"["NaN", "Infinity", "-Infinity"]"#).is_empty());
-        assert_eq!(d(r#"["NaN"]"#, "[null]").len(), 1, "null is not NaN by default");
+        assert!(
+            d(
+                r#"["NaN", "Infinity", "-Infinity"]"#,
+                r#"["NaN", "Infinity", "-Infinity"]"#
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            d(r#"["NaN"]"#, "[null]").len(),
+            1,
+            "null is not NaN by default"
+        );
         assert_eq!(d(r#"["NaN"]"#, "[1.0]").len(), 1);
         assert_eq!(d(r#"["Infinity"]"#, r#"["-Infinity"]"#).len(), 1);
         let nn = JsonCompare::strict().nan_as_null("test");
@@ -347,7 +370,9 @@ mod tests {
     fn paths_name_the_place_and_ignored_paths_are_skipped() {
         let e = json!({"rows": [{"tier": 1}, {"tier": 2}], "label": "a"});
         let g = json!({"rows": [{"tier": 1}, {"tier": 3}], "label": "b"});
-        let diffs = JsonCompare::strict().ignore_path("$.label", "test").diff(&e, &g);
+        let diffs = JsonCompare::strict()
+            .ignore_path("$.label", "test")
+            .diff(&e, &g);
         assert_eq!(diffs, ["at $.rows[1].tier: expected int 2, got int 3"]);
         assert_eq!(d("[1, 2]", "[1]"), ["at $: expected 2 element(s), got 1"]);
     }

@@ -166,9 +166,10 @@ mod tests {
 
     #[test]
     fn dumps_matches_cpython() {
-        let v: Value =
-            serde_json::from_str(r#"{"a": [1, 2.0, "é\n\u0001"], "b": {}, "c": [], "d": {"e": null}}"#)
-                .unwrap();
+        let v: Value = serde_json::from_str(
+            r#"{"a": [1, 2.0, "é\n\u0001"], "b": {}, "c": [], "d": {"e": null}}"#,
+        )
+        .unwrap();
         // json.dumps(v, indent=2, ensure_ascii=False)
         assert_eq!(
             dumps(&v, Some(2), false),
