@@ -1,38 +1,31 @@
-//! Sampling, quota and RNG vectors from `$ROUTEVAL_SHARED/golden/crb/sampling/`.
+//! Sampling, quota and RNG vectors from `$ROUTEVAL_SHARED/golden/crb/sampling/`, through the
+//! library's `select_sample` (CommonRouterBench `select_question_bank_rows` with `n` set): the
+//! selected ids and quotas, and every error vector's type and message as the library produces
+//! them (`routeval crb eval` is checked on the same vectors in `crates/cli/tests/crb_cli.rs`).
+//!
+//! Count guards: the golden README fixes these lists (8 RNG seeds, 76 sampling vectors, 8 error
+//! vectors, quotas for n = 1..1000, 7 edge manifests) and none of them is held back, so the
+//! counts are exact.
 
 use routeval_bench_data::crb::{
-    BankReader, Manifest, manifest_proportional_quotas, proportional_reservoir_sample,
+    BankReader, Manifest, Quotas, SampleError, manifest_proportional_quotas, published_manifest,
+    select_sample,
 };
 use routeval_bench_data::pyrandom::PyRandom;
+use routeval_test_support::golden::{Count, array, assert_count, read_json};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-fn shared() -> Option<PathBuf> {
-    match std::env::var("ROUTEVAL_SHARED") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "ROUTEVAL_SHARED must be set under CI"
-            );
-            eprintln!("SKIPPED: crb_sampling_golden needs ROUTEVAL_SHARED");
-            None
-        }
-    }
-}
-
-fn load(p: PathBuf) -> Value {
-    let b = std::fs::read(&p).unwrap_or_else(|e| panic!("missing {}: {e}", p.display()));
-    serde_json::from_slice(&b).unwrap()
+fn shared() -> PathBuf {
+    routeval_core::fixtures::shared("crb_sampling_golden")
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn rng_vectors() {
-    let Some(sh) = shared() else { return };
-    let g = load(sh.join("golden/crb/sampling/rng_vectors.json"));
-    let mut n = 0;
-    for v in g["vectors"].as_array().unwrap() {
+    let g = read_json(&shared().join("golden/crb/sampling/rng_vectors.json"));
+    let vectors = array(&g, "vectors", "rng_vectors.json");
+    for v in vectors {
         let seed: i128 = v["seed"].to_string().parse().unwrap();
         let mut r = PyRandom::new(seed);
         for x in v["first_8_genrand_uint32"].as_array().unwrap() {
@@ -69,65 +62,78 @@ fn rng_vectors() {
             .map(|x| x.as_i64().unwrap())
             .collect();
         assert_eq!(xs, exp, "seed {seed}");
-        n += 1;
     }
-    assert!(n >= 8);
+    assert_count("crb rng vectors", vectors.len(), Count::Exact(8));
 }
 
-fn sample(
-    dir: &std::path::Path,
+/// The reference's exception type for a sampling error.
+fn py_type(e: &SampleError) -> &'static str {
+    match e {
+        SampleError::BankNotFound(_) => "FileNotFoundError",
+        _ => "ValueError",
+    }
+}
+
+/// `select_question_bank_rows(n, seed, shard=dir/bank, manifest)` through the library. The
+/// bank's existence is the caller's check (the library takes rows); its error is the
+/// library's `SampleError::BankNotFound`.
+fn select(
+    dir: &Path,
     bank: &str,
     manifest: &Manifest,
     n: i64,
     seed: i128,
-) -> Result<(routeval_bench_data::crb::Quotas, Vec<String>), String> {
-    if n <= 0 {
-        return Err("n must be positive when set".into());
-    }
+) -> Result<(Quotas, Vec<String>), SampleError> {
     let path = dir.join(bank);
-    let f = std::fs::File::open(&path).map_err(|_| format!("Question bank not found: {bank}"))?;
-    let q = manifest_proportional_quotas(manifest, n).map_err(|e| e.to_string())?;
-    let mut rng = PyRandom::new(seed);
-    let rows = proportional_reservoir_sample(
+    let Ok(f) = std::fs::File::open(&path) else {
+        assert!(
+            !path.exists(),
+            "{} exists but cannot be opened",
+            path.display()
+        );
+        return Err(SampleError::BankNotFound(bank.to_string()));
+    };
+    let (q, rows) = select_sample(
         BankReader::new(std::io::BufReader::new(f), bank),
-        &mut rng,
-        &q,
+        manifest,
+        n,
+        seed,
     )
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    Ok((
-        q,
-        rows.iter()
-            .map(|r| r.value["id"].as_str().unwrap().to_string())
-            .collect(),
-    ))
+    .unwrap_or_else(|e| panic!("{bank}: unreadable row: {e}"))?;
+    let ids = rows
+        .iter()
+        .map(|r| r.value["id"].as_str().unwrap().to_string())
+        .collect();
+    Ok((q, ids))
+}
+
+fn quotas_of(v: &Value) -> Quotas {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, x)| (k.clone(), x.as_i64().unwrap()))
+        .collect()
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn sampling_vectors() {
-    let Some(sh) = shared() else { return };
-    let dir = sh.join("golden/crb/sampling");
-    let g = load(dir.join("sampling_vectors.json"));
-    let mut n = 0;
-    for v in g["vectors"].as_array().unwrap() {
+    let dir = shared().join("golden/crb/sampling");
+    let g = read_json(&dir.join("sampling_vectors.json"));
+    let vectors = array(&g, "vectors", "sampling_vectors.json");
+    for v in vectors {
         let m = Manifest {
-            value: load(dir.join(v["manifest"].as_str().unwrap())),
+            value: read_json(&dir.join(v["manifest"].as_str().unwrap())),
         };
-        let (q, ids) = sample(
+        let (q, ids) = select(
             &dir,
             v["bank"].as_str().unwrap(),
             &m,
             v["n"].as_i64().unwrap(),
             v["seed"].as_i64().unwrap() as i128,
         )
-        .unwrap();
-        let exp_q: Vec<(String, i64)> = v["quotas"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, x)| (k.clone(), x.as_i64().unwrap()))
-            .collect();
-        assert_eq!(q, exp_q, "{v}");
+        .unwrap_or_else(|e| panic!("n={} seed={}: {e}", v["n"], v["seed"]));
+        assert_eq!(q, quotas_of(&v["quotas"]), "{v}");
         let exp: Vec<&str> = v["selected_ids_in_returned_order"]
             .as_array()
             .unwrap()
@@ -135,44 +141,71 @@ fn sampling_vectors() {
             .map(|x| x.as_str().unwrap())
             .collect();
         assert_eq!(ids, exp, "n={} seed={}", v["n"], v["seed"]);
-        n += 1;
     }
-    assert!(n >= 76, "{n}");
-    for v in g["error_vectors"].as_array().unwrap() {
+    assert_count("crb sampling vectors", vectors.len(), Count::Exact(76));
+}
+
+/// Every error vector: the library raises the reference's exception type with its message.
+#[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
+fn sampling_error_vectors() {
+    let dir = shared().join("golden/crb/sampling");
+    let g = read_json(&dir.join("sampling_vectors.json"));
+    let errors = array(&g, "error_vectors", "sampling_vectors.json");
+    let mut kinds = std::collections::HashSet::new();
+    for v in errors {
         let m = Manifest {
             value: v["manifest"].clone(),
         };
-        let err = sample(
+        let n = v["n"].as_i64().unwrap();
+        let err = select(
             &dir,
             v["bank"].as_str().unwrap(),
             &m,
-            v["n"].as_i64().unwrap(),
+            n,
             v["seed"].as_i64().unwrap() as i128,
         )
-        .unwrap_err();
-        assert_eq!(err, v["error"]["message"].as_str().unwrap());
+        .expect_err(&v.to_string());
+        assert_eq!(
+            (py_type(&err), err.to_string().as_str()),
+            (
+                v["error"]["type"].as_str().unwrap(),
+                v["error"]["message"].as_str().unwrap()
+            ),
+            "{v}"
+        );
+        if n <= 0 {
+            assert_eq!(err, SampleError::NonPositiveN, "{v}");
+        }
+        kinds.insert(std::mem::discriminant(&err));
     }
+    assert_count("crb sampling error vectors", errors.len(), Count::Exact(8));
+    // Six distinct failures: not enough rows, n <= 0, bad sources, missing line_count,
+    // non-positive sum, bank not found.
+    assert_count("crb sampling error kinds", kinds.len(), Count::Exact(6));
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn quota_vectors() {
-    let Some(sh) = shared() else { return };
-    let g = load(sh.join("golden/crb/sampling/quota_vectors.json"));
+    let sh = shared();
+    let g = read_json(&sh.join("golden/crb/sampling/quota_vectors.json"));
     let shipped = Manifest {
-        value: load(sh.join("golden/crb/sampling/manifest_shipped.json")),
+        value: read_json(&sh.join("golden/crb/sampling/manifest_shipped.json")),
     };
-    let names: Vec<&str> = g["shipped_manifest_sorted_sources"]
-        .as_array()
-        .unwrap()
+    let names: Vec<&str> = array(&g, "shipped_manifest_sorted_sources", "quota_vectors.json")
         .iter()
         .map(|x| x.as_str().unwrap())
         .collect();
-    let published = routeval_bench_data::crb::published_manifest();
-    for (n, exp) in g["shipped_manifest_quotas_by_n"].as_object().unwrap() {
+    let published = published_manifest();
+    let by_n = g["shipped_manifest_quotas_by_n"].as_object().unwrap();
+    for (n, exp) in by_n {
         let n: i64 = n.parse().unwrap();
+        let exp_list = exp.as_array().unwrap();
+        assert_eq!(exp_list.len(), names.len(), "n={n}");
         let exp: Vec<(String, i64)> = names
             .iter()
-            .zip(exp.as_array().unwrap())
+            .zip(exp_list)
             .map(|(k, x)| (k.to_string(), x.as_i64().unwrap()))
             .collect();
         assert_eq!(
@@ -186,20 +219,23 @@ fn quota_vectors() {
             "published n={n}"
         );
     }
-    for c in g["edge_cases"].as_array().unwrap() {
+    let ns: Vec<i64> = by_n.keys().map(|k| k.parse().unwrap()).collect();
+    assert_eq!(ns, (1..=1000).collect::<Vec<_>>(), "quotas for n = 1..1000");
+    assert_count(
+        "crb shipped-manifest quotas",
+        by_n.len(),
+        Count::Exact(1000),
+    );
+    let edges = array(&g, "edge_cases", "quota_vectors.json");
+    for c in edges {
         let m = Manifest {
             value: c["manifest"].clone(),
         };
-        let exp: Vec<(String, i64)> = c["quotas"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, x)| (k.clone(), x.as_i64().unwrap()))
-            .collect();
         assert_eq!(
             manifest_proportional_quotas(&m, c["total"].as_i64().unwrap()).unwrap(),
-            exp,
+            quotas_of(&c["quotas"]),
             "{c}"
         );
     }
+    assert_count("crb quota edge cases", edges.len(), Count::Exact(7));
 }

@@ -1,5 +1,6 @@
 //! The downloader against a mock hub on 127.0.0.1 (nothing leaves the machine): resolve URLs,
-//! Range resume, 404, truncated body, checksum mismatch; no half-written cache file.
+//! Range resume, 404, 401/403, 5xx, 416, a server that ignores `Range`, truncated body,
+//! checksum mismatch; no half-written cache file. Each failure test pins the error variant.
 
 use routeval_bench_data::download::*;
 use routeval_bench_data::gqr::build::{Fetch, load_dataset};
@@ -15,6 +16,13 @@ enum Route {
     File(Vec<u8>),
     /// Announce the full length, send only this many bytes, close.
     Truncate(Vec<u8>, usize),
+    /// Answer every request with this status and an empty body.
+    Status(u16),
+    /// Serve the whole file with 200 even when a `Range` is asked for.
+    IgnoreRange(Vec<u8>),
+    /// 416 Range Not Satisfiable to any ranged request (the part file is already complete),
+    /// the whole file with 200 otherwise.
+    RangeNotSatisfiable(Vec<u8>),
 }
 
 /// Requests seen: (path, Range start).
@@ -70,6 +78,24 @@ fn mock(routes: Vec<(String, Route)>) -> Mock {
                     )
                     .into_bytes();
                     r.extend_from_slice(part);
+                    r
+                }
+                Some(Route::Status(code)) => format!(
+                    "HTTP/1.1 {code} Status\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+                .into_bytes(),
+                Some(Route::RangeNotSatisfiable(body)) if range.is_some() => format!(
+                    "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes(),
+                Some(Route::IgnoreRange(body) | Route::RangeNotSatisfiable(body)) => {
+                    let mut r = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    )
+                    .into_bytes();
+                    r.extend_from_slice(&body);
                     r
                 }
                 Some(Route::Truncate(body, send)) => {
@@ -162,24 +188,150 @@ fn truncated_body_keeps_only_a_part_file_and_resumes() {
     let e = Downloader::default()
         .fetch(&format!("{}/f.bin", m.base), &dest, Some(&want))
         .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            DownloadError::Truncated { .. } | DownloadError::Network { .. }
-        ),
-        "{e}"
-    );
+    let DownloadError::Truncated { got, expected, .. } = e else {
+        panic!("expected Truncated, got {e:?}");
+    };
     assert!(!dest.exists(), "no half-written cache file");
     let partial = std::fs::metadata(part_path(&dest))
-        .map(|m| m.len())
-        .unwrap_or(0);
-    assert!(partial <= 20_000);
+        .expect("the partial bytes are kept in the .part file")
+        .len();
+    assert!(partial > 0 && partial <= 20_000, "{partial}");
+    assert_eq!((got, expected), (partial, 50_000));
+    assert_eq!(
+        std::fs::read(part_path(&dest)).unwrap(),
+        data[..partial as usize]
+    );
     let m2 = mock(vec![("/f.bin".into(), Route::File(data.clone()))]);
     let d = Downloader::default()
         .fetch(&format!("{}/f.bin", m2.base), &dest, Some(&want))
         .unwrap();
     assert_eq!(d.resumed_from, partial);
     assert_eq!(std::fs::read(&dest).unwrap(), data);
+}
+
+/// Requests that reached the mock, in order.
+fn paths(m: &Mock) -> Vec<(String, Option<String>)> {
+    m.log.lock().unwrap().clone()
+}
+
+#[test]
+fn unauthorized_401_and_403_are_unauthorized_and_leave_nothing() {
+    for code in [401u16, 403] {
+        let m = mock(vec![("/gated.bin".into(), Route::Status(code))]);
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("gated.bin");
+        let e = Downloader::new(Some("hf_secret_token_value".into()))
+            .fetch(&format!("{}/gated.bin", m.base), &dest, None)
+            .unwrap_err();
+        assert!(
+            matches!(e, DownloadError::Unauthorized { status, .. } if status == code),
+            "{code}: {e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("HTTP {code}")) && msg.contains("HF_TOKEN"),
+            "{msg}"
+        );
+        assert!(
+            !msg.contains("hf_secret_token_value"),
+            "the token is never printed: {msg}"
+        );
+        assert!(!dest.exists() && !part_path(&dest).exists());
+        assert_eq!(paths(&m).len(), 1, "no retry on {code}");
+    }
+}
+
+#[test]
+fn server_errors_are_status_errors_and_keep_a_part_file_for_later() {
+    for code in [500u16, 502, 503] {
+        let m = mock(vec![("/f.bin".into(), Route::Status(code))]);
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("f.bin");
+        // Nothing yet: the failure leaves nothing.
+        let e = Downloader::default()
+            .fetch(&format!("{}/f.bin", m.base), &dest, None)
+            .unwrap_err();
+        assert!(
+            matches!(e, DownloadError::Status { status, .. } if status == code),
+            "{code}: {e:?}"
+        );
+        assert!(e.to_string().ends_with(&format!("HTTP {code}")), "{e}");
+        assert!(!dest.exists() && !part_path(&dest).exists());
+        // An earlier partial download survives a server error untouched.
+        std::fs::write(part_path(&dest), b"partial bytes").unwrap();
+        let e = Downloader::default()
+            .fetch(&format!("{}/f.bin", m.base), &dest, None)
+            .unwrap_err();
+        assert!(matches!(e, DownloadError::Status { .. }), "{e:?}");
+        assert_eq!(std::fs::read(part_path(&dest)).unwrap(), b"partial bytes");
+        assert!(!dest.exists());
+        assert_eq!(
+            paths(&m)[1].1.as_deref(),
+            Some("13"),
+            "the retry asked for the rest"
+        );
+    }
+}
+
+#[test]
+fn range_not_satisfiable_416_means_the_part_file_is_complete() {
+    let data = body(30_000);
+    let want = blake3::hash(&data).to_hex().to_string();
+    let m = mock(vec![(
+        "/f.bin".into(),
+        Route::RangeNotSatisfiable(data.clone()),
+    )]);
+    // A complete part file: 416, then verified and moved into place.
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("f.bin");
+    std::fs::write(part_path(&dest), &data).unwrap();
+    let d = Downloader::default()
+        .fetch(&format!("{}/f.bin", m.base), &dest, Some(&want))
+        .unwrap();
+    assert_eq!((d.resumed_from, d.bytes, d.cached), (30_000, 30_000, false));
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    assert!(!part_path(&dest).exists());
+    // A wrong "complete" part file: the checksum catches it and the part is deleted.
+    let dest2 = dir.path().join("g.bin");
+    std::fs::write(part_path(&dest2), vec![0u8; 30_000]).unwrap();
+    let e = Downloader::default()
+        .fetch(&format!("{}/f.bin", m.base), &dest2, Some(&want))
+        .unwrap_err();
+    assert!(matches!(e, DownloadError::ChecksumMismatch { .. }), "{e:?}");
+    assert!(!dest2.exists() && !part_path(&dest2).exists());
+    // 416 without a part file (no Range sent) is not success.
+    let m416 = mock(vec![("/h.bin".into(), Route::Status(416))]);
+    let dest3 = dir.path().join("h.bin");
+    let e = Downloader::default()
+        .fetch(&format!("{}/h.bin", m416.base), &dest3, None)
+        .unwrap_err();
+    assert!(
+        matches!(e, DownloadError::Status { status: 416, .. }),
+        "{e:?}"
+    );
+    assert!(!dest3.exists() && !part_path(&dest3).exists());
+}
+
+#[test]
+fn server_ignoring_range_restarts_from_zero() {
+    let data = body(60_000);
+    let want = blake3::hash(&data).to_hex().to_string();
+    let m = mock(vec![("/f.bin".into(), Route::IgnoreRange(data.clone()))]);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("f.bin");
+    // A part file whose bytes would corrupt the result if the 200 body were appended.
+    std::fs::write(part_path(&dest), vec![0xAAu8; 25_000]).unwrap();
+    let d = Downloader::default()
+        .fetch(&format!("{}/f.bin", m.base), &dest, Some(&want))
+        .unwrap();
+    assert_eq!(
+        paths(&m)[0].1.as_deref(),
+        Some("25000"),
+        "a Range was asked for"
+    );
+    assert_eq!((d.resumed_from, d.bytes), (0, 60_000));
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    assert!(!part_path(&dest).exists());
 }
 
 #[test]

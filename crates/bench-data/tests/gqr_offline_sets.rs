@@ -5,6 +5,7 @@ use routeval_bench_data::gqr::build::*;
 use routeval_bench_data::gqr::registry::Registry;
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn offline_sets_row_counts() {
     let Some(root) = routeval_core::fixtures::shared_files(
         "offline_sets_row_counts",

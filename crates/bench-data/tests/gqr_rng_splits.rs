@@ -4,21 +4,25 @@ mod common;
 
 use common::*;
 use routeval_bench_data::nprandom::*;
+use routeval_test_support::golden::Tally;
 
 fn hex128(s: &str) -> u128 {
     u128::from_str_radix(s, 16).unwrap()
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn golden_rng_vectors() {
     let Some(shared) = shared("golden_rng_vectors") else {
         return;
     };
     let dir = shared.join("golden/gqr/rng");
+    let mut tally = Tally::new();
     for path in json_files(&dir) {
         let j = load_json(&path);
         let name = kind_of(&path, &["seedsequence", "pcg64", "mt19937", "permutations"]);
         let cases = j["cases"].as_array().expect("cases");
+        tally.add(name, cases.len());
         for c in cases {
             match name {
                 "seedsequence" => {
@@ -66,14 +70,28 @@ fn golden_rng_vectors() {
             }
         }
     }
+    // Count guard (34 visible cases): at least the visible count of every file, since
+    // held-back goldens may add cases (files are matched by name prefix).
+    tally.assert_at_least(
+        "gqr rng",
+        &[
+            ("seedsequence", 6),
+            ("pcg64", 3),
+            ("mt19937", 4),
+            ("permutations", 21),
+        ],
+    );
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn golden_split_vectors() {
     let Some(shared) = shared("golden_split_vectors") else {
         return;
     };
     let dir = shared.join("golden/gqr/splits");
+    let mut tally = Tally::new();
+    let mut split_errors = 0;
     for path in json_files(&dir) {
         let j = load_json(&path);
         let name = kind_of(
@@ -86,7 +104,9 @@ fn golden_split_vectors() {
                 "sklearn_plain_split",
             ],
         );
-        for c in j["cases"].as_array().expect("cases") {
+        let cases = j["cases"].as_array().expect("cases");
+        tally.add(name, cases.len());
+        for c in cases {
             let seed = c["seed"].as_u64().unwrap();
             match name {
                 "hf_train_test_split" => {
@@ -140,13 +160,32 @@ fn golden_split_vectors() {
                     let r = stratified_train_test_split(&y, ts, seed as u32);
                     if let Some(err) = c.get("error") {
                         let e = r.expect_err("expected an error");
-                        // Same failure as sklearn (message reworded to one lower-case line).
-                        let want = err
-                            .as_str()
-                            .unwrap()
-                            .trim_start_matches("ValueError: ")
-                            .to_lowercase();
+                        // Same failure as sklearn (message reworded to one lower-case line),
+                        // and the same kind: sklearn's "The {side}_size = {size} should be
+                        // greater or equal to the number of classes = {classes}".
+                        let text = err.as_str().unwrap();
+                        let want = text.trim_start_matches("ValueError: ").to_lowercase();
                         assert_eq!(e.to_string(), want.trim_end_matches('.'));
+                        let (side, rest) = want
+                            .strip_prefix("the ")
+                            .and_then(|w| w.split_once("_size = "))
+                            .unwrap_or_else(|| panic!("unknown split error kind: {text}"));
+                        let (size, classes) = rest
+                            .split_once(" should be greater or equal to the number of classes = ")
+                            .unwrap_or_else(|| panic!("unknown split error kind: {text}"));
+                        match e {
+                            SplitError::FewerThanClasses {
+                                side: s,
+                                size: n,
+                                classes: k,
+                            } => assert_eq!(
+                                (s, n.to_string(), k.to_string()),
+                                (side, size.to_string(), classes.to_string()),
+                                "{text}"
+                            ),
+                            other => panic!("{text}: got {other:?}"),
+                        }
+                        split_errors += 1;
                         continue;
                     }
                     let s = r.unwrap();
@@ -173,4 +212,16 @@ fn golden_split_vectors() {
             }
         }
     }
+    // Count guard (101 visible cases), as for rng above.
+    tally.assert_at_least(
+        "gqr splits",
+        &[
+            ("hf_train_test_split", 42),
+            ("pandas_sample", 20),
+            ("sklearn_approximate_mode", 13),
+            ("sklearn_plain_split", 6),
+            ("sklearn_stratified_split", 20),
+        ],
+    );
+    assert!(split_errors >= 4, "{split_errors} split error vectors");
 }

@@ -17,10 +17,9 @@ use bank_source::resolve_bank;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, Quotas, check_row, filter_rows, id_repr,
-    manifest_proportional_quotas, proportional_reservoir_sample, published_manifest, read_bank,
+    BankReader, BankRow, Manifest, Quotas, SampleError, check_row, check_sample_size, filter_rows,
+    id_repr, published_manifest, read_bank, select_sample,
 };
-use routeval_bench_data::pyrandom::PyRandom;
 use routeval_core::Tier;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::metrics;
@@ -69,7 +68,7 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n: Option<i64>,
     /// Keep only rows of this benchmark (after sampling; repeat for several).
     #[arg(long = "benchmark")]
@@ -468,7 +467,15 @@ fn eval(a: EvalArgs) -> CmdResult {
             Some((q, omk))
         }
     };
-    // 1. Select rows.
+    // 1. Select rows, in the reference's order of checks (spec §5): the bank exists, then
+    //    `n`, then the manifest's quotas, then the sample.
+    if bank_path != Path::new("-")
+        && std::fs::metadata(&bank_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Err(Failure::bad_input(
+            SampleError::BankNotFound(bank_name.clone()).to_string(),
+        ));
+    }
     let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
         None => (
             read_bank(open_input(&bank_path)?, &bank_name)?,
@@ -476,29 +483,27 @@ fn eval(a: EvalArgs) -> CmdResult {
             None,
         ),
         Some(n) => {
-            if n <= 0 {
-                return Err(Failure::bad_input("--n: n must be positive when set"));
-            }
+            check_sample_size(n).map_err(|e| Failure::bad_input(format!("--n {n}: {e}")))?;
             let manifest = match &choice.manifest {
                 Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
                 None => published_manifest(),
             };
-            let q = manifest_proportional_quotas(&manifest, n).map_err(|e| {
-                Failure::bad_input(format!(
-                    "{}: {e}",
-                    choice
-                        .manifest
-                        .as_deref()
-                        .map_or("published manifest".into(), display_name)
-                ))
-            })?;
-            let mut rng = PyRandom::new(a.seed);
-            let rows = proportional_reservoir_sample(
+            let manifest_name = choice
+                .manifest
+                .as_deref()
+                .map_or("published manifest".into(), display_name);
+            let (q, rows) = select_sample(
                 BankReader::new(open_input(&bank_path)?, &bank_name),
-                &mut rng,
-                &q,
+                &manifest,
+                n,
+                a.seed,
             )?
-            .map_err(|e| Failure::bad_input(format!("{bank_name}: {e}")))?;
+            .map_err(|e| match e {
+                SampleError::NotEnoughRows { .. } => {
+                    Failure::bad_input(format!("{bank_name}: {e}"))
+                }
+                e => Failure::bad_input(format!("{manifest_name}: {e}")),
+            })?;
             (rows, "proportional_sample", Some(q))
         }
     };

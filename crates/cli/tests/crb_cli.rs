@@ -1,6 +1,10 @@
 //! `routeval crb eval` / `crb metrics` end to end on every case of
 //! `$ROUTEVAL_SHARED/golden/crb/cases/*` and the metrics CLI vectors.
 
+use routeval_test_support::JsonCompare;
+use routeval_test_support::golden::{
+    Count, array, assert_count, names_reference_error, read_json, subdirs,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -38,135 +42,252 @@ fn ok_json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The `scores_v2` block of a summary equals the expected one (see [`compare`]).
+/// The comparison for `crb` JSON: strict, with NaN written as `null` (README: CRB JSON).
+fn cmp() -> JsonCompare {
+    JsonCompare::strict().nan_as_null(
+        "routeval's CRB JSON writes NaN as null (README, CommonRouterBench: non-finite values)",
+    )
+}
+
+/// The `scores_v2` block of a summary equals the expected one.
 fn assert_scores_v2(exp: &Value, got: &Value) {
-    let mut diffs = Vec::new();
-    compare(
-        &exp["scores_v2"],
-        &got["scores_v2"],
-        "scores_v2",
-        &mut diffs,
-    );
-    assert!(diffs.is_empty(), "{diffs:?}");
+    cmp().assert_eq(&exp["scores_v2"], &got["scores_v2"], "scores_v2");
 }
 
 fn load(p: &Path) -> Value {
-    serde_json::from_slice(
-        &std::fs::read(p).unwrap_or_else(|e| panic!("missing {}: {e}", p.display())),
-    )
-    .unwrap()
+    read_json(p)
 }
 
-fn compare(exp: &Value, got: &Value, path: &str, diffs: &mut Vec<String>) {
-    match (exp, got) {
-        (Value::Object(e), Value::Object(g)) => {
-            for (k, v) in e {
-                match g.get(k) {
-                    Some(gv) => compare(v, gv, &format!("{path}.{k}"), diffs),
-                    None => diffs.push(format!("{path}.{k}: missing")),
-                }
-            }
+/// `crb eval` on a golden case folder with the case's `--n/--seed/--manifest` and `setup`.
+fn eval_case(dir: &Path, case: &Value, toks: &Path, setup: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_routeval"));
+    cmd.current_dir(dir)
+        .args([
+            "crb",
+            "eval",
+            "--bank",
+            "bank.jsonl",
+            "--predictor",
+            "file:predictions.json",
+            "--json",
+            "--tokenizer-setup",
+            setup,
+            "--tokenizers",
+        ])
+        .arg(toks);
+    if let Some(n) = case["n"].as_i64() {
+        cmd.args(["--n", &n.to_string(), "--seed", &case["seed"].to_string()]);
+        if case["mode"] == "select_evaluate_build" {
+            cmd.args(["--manifest", "manifest.json"]);
         }
-        (Value::Array(e), Value::Array(g)) => {
-            if e.len() != g.len() {
-                diffs.push(format!("{path}: len {} vs {}", e.len(), g.len()));
-            }
-            for (i, (a, b)) in e.iter().zip(g).enumerate() {
-                compare(a, b, &format!("{path}[{i}]"), diffs);
-            }
-        }
-        (Value::String(s), Value::Null) if s == "NaN" => {}
-        (Value::Number(a), Value::Number(b)) => {
-            if a.is_f64() != b.is_f64()
-                || a.as_f64().unwrap().to_bits() != b.as_f64().unwrap().to_bits()
-            {
-                diffs.push(format!("{path}: {a} vs {b}"));
-            }
-        }
-        (a, b) if a == b => {}
-        (a, b) => diffs.push(format!("{path}: {a} vs {b}")),
     }
+    cmd.output().unwrap()
 }
 
+/// A raising case: exit 2, one `error:` line naming `bank.jsonl` and the reference's error.
+fn check_error_run(name: &str, out: &Output, expected: &Value) -> Option<String> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    let errs: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    let ok = out.status.code() == Some(2)
+        && out.stdout.is_empty()
+        && errs.len() == 1
+        && errs[0].contains("bank.jsonl")
+        && names_reference_error(expected, errs[0]);
+    (!ok).then(|| {
+        format!(
+            "{name}: expected exit 2 and one error line naming bank.jsonl and {expected}, got {:?} {stderr}",
+            out.status.code()
+        )
+    })
+}
+
+/// Every golden case through the binary: native summaries in full, the other two tokenizer
+/// setups' metric blocks, and every `expected_error*.json` in each setup.
+///
+/// Count guard: 40 of the README's 49 cases are visible (the rest are held back and may be
+/// added), so lower bounds, with each kind (summary, error) present.
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn eval_reproduces_every_golden_case() {
     let Some(sh) = shared() else { return };
     let toks = sh.join("thirdparty/tokenizers");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(sh.join("golden/crb/cases"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
     let mut failures = Vec::new();
-    let mut checked = 0;
-    for dir in dirs {
+    let (mut summaries, mut blocks, mut errors) = (0, 0, 0);
+    for dir in subdirs(&sh.join("golden/crb/cases")) {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let case = load(&dir.join("case.json"));
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_routeval"));
-        cmd.current_dir(&dir)
-            .args([
+        for (setup, suffix) in [
+            ("native", ""),
+            ("hf_offline", ".hf_offline"),
+            ("all_cl100k", ".all_cl100k"),
+        ] {
+            // An `empty` case raises in every setup (its error file is the native one).
+            let exp_err = if case["mode"] == "empty" {
+                dir.join("expected_error.json")
+            } else {
+                dir.join(format!("expected_error{suffix}.json"))
+            };
+            let has_metrics =
+                suffix.is_empty() || dir.join(format!("expected_metrics{suffix}.json")).exists();
+            if !exp_err.exists() && !has_metrics {
+                continue;
+            }
+            let out = eval_case(&dir, &case, &toks, setup);
+            let label = format!("{name}/{setup}");
+            if exp_err.exists() {
+                match check_error_run(&label, &out, &load(&exp_err)) {
+                    None => errors += 1,
+                    Some(f) => failures.push(f),
+                }
+                continue;
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.code() != Some(0) {
+                failures.push(format!("{label}: exit {:?}: {stderr}", out.status.code()));
+                continue;
+            }
+            let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if !suffix.is_empty() {
+                let exp = load(&dir.join(format!("expected_metrics{suffix}.json")));
+                let got_blocks: serde_json::Map<String, Value> = exp
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .filter_map(|k| got.get(k).map(|v| (k.clone(), v.clone())))
+                    .collect();
+                let d = cmp().diff(&exp, &Value::Object(got_blocks));
+                if d.is_empty() {
+                    blocks += 1;
+                } else {
+                    failures.push(cmp().report(&label, &d));
+                }
+                continue;
+            }
+            let mut exp = load(&dir.join("expected_summary.json"));
+            // The CLI labels the summary with the --predictor text (checked below);
+            // extra_summary is a library feature, so its extra keys are not in CLI output.
+            let o = exp.as_object_mut().unwrap();
+            if let Some(extra) = case["extra_summary"].as_object() {
+                for k in extra.keys() {
+                    if !["sampled", "classifier"].contains(&k.as_str()) {
+                        o.remove(k);
+                    }
+                }
+            }
+            assert_eq!(got["classifier"], "file:predictions.json", "{label}");
+            assert!(got["routeval_tokenizers"].is_object(), "{label}");
+            let mut c = cmp();
+            if case["extra_summary"].is_object() {
+                // The reference's merge writes the extra keys first and keeps their places for
+                // the core keys that overwrite them; the CLI has no extra_summary.
+                c = c.ignore_key_order("extra_summary (a library feature) moves core keys");
+            }
+            let c = c
+                .ignore_path(
+                    "$.classifier",
+                    "the CLI's label is the --predictor text (checked separately)",
+                )
+                .ignore_path(
+                    "$.routeval_tokenizers",
+                    "routeval's own addition (which encoder each tier used), not the reference's",
+                );
+            let d = c.diff(&exp, &got);
+            if d.is_empty() {
+                summaries += 1;
+            } else {
+                failures.push(c.report(&label, &d));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_count("crb eval native summaries", summaries, Count::AtLeast(34));
+    assert_count(
+        "crb eval hf_offline/all_cl100k blocks",
+        blocks,
+        Count::AtLeast(68),
+    );
+    assert_count("crb eval errors (3 setups)", errors, Count::AtLeast(16));
+}
+
+/// `crb eval --n`: every sampling error vector of `golden/crb/sampling` through the binary
+/// (exit 2, one line carrying the reference's message, made by the library), `--n 0` and a
+/// negative `--n` included, and a missing bank named as the reference names it.
+#[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
+fn eval_sampling_errors_match_the_reference() {
+    let Some(sh) = shared() else { return };
+    let dir = sh.join("golden/crb/sampling");
+    let g = load(&dir.join("sampling_vectors.json"));
+    let vectors = array(&g, "error_vectors", "sampling_vectors.json");
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, v) in vectors.iter().enumerate() {
+        let manifest = tmp.path().join(format!("manifest{i}.json"));
+        std::fs::write(&manifest, v["manifest"].to_string()).unwrap();
+        let bank = dir.join(v["bank"].as_str().unwrap());
+        let n = format!("--n={}", v["n"]);
+        let (code, out, err) = texts(&routeval_in(
+            &dir,
+            &[
+                "crb",
+                "eval",
+                "--bank",
+                v["bank"].as_str().unwrap(),
+                "--predictor",
+                "gold",
+                "--tokenizer-setup",
+                "all_cl100k",
+                "--manifest",
+                manifest.to_str().unwrap(),
+                &n,
+                "--seed",
+                &v["seed"].to_string(),
+            ],
+        ));
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert_eq!((code, out.as_str()), (2, ""), "{v}\n{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(msg),
+            "{v}\n{err}"
+        );
+        if !bank.exists() {
+            assert_eq!(err.trim_end(), format!("error: {msg}"), "{err}");
+        }
+    }
+    assert_count(
+        "crb sampling error vectors (CLI)",
+        vectors.len(),
+        Count::Exact(8),
+    );
+    // --n 0 with the published manifest (no --manifest), on a real bank.
+    let case = sh.join("golden/crb/cases/mixed_gold");
+    for n in ["0", "-1"] {
+        let (code, out, err) = texts(&routeval_in(
+            &case,
+            &[
                 "crb",
                 "eval",
                 "--bank",
                 "bank.jsonl",
                 "--predictor",
-                "file:predictions.json",
-                "--json",
-                "--tokenizers",
-            ])
-            .arg(&toks);
-        if let Some(n) = case["n"].as_i64() {
-            cmd.args(["--n", &n.to_string(), "--seed", &case["seed"].to_string()]);
-            if case["mode"] == "select_evaluate_build" {
-                cmd.args(["--manifest", "manifest.json"]);
-            }
-        }
-        let out = cmd.output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if dir.join("expected_error.json").exists() {
-            let errs: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-            if out.status.code() != Some(2) || errs.len() != 1 || !errs[0].contains("bank.jsonl") {
-                failures.push(format!(
-                    "{name}: expected exit 2 with one error line, got {:?} {stderr}",
-                    out.status.code()
-                ));
-            }
-            assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-            checked += 1;
-            continue;
-        }
-        if out.status.code() != Some(0) {
-            failures.push(format!("{name}: exit {:?}: {stderr}", out.status.code()));
-            continue;
-        }
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let mut exp = load(&dir.join("expected_summary.json"));
-        // The CLI labels the summary with the --predictor text and the bank path as given;
-        // extra_summary is a library feature.
-        let o = exp.as_object_mut().unwrap();
-        o.remove("classifier");
-        if let Some(extra) = case["extra_summary"].as_object() {
-            for k in extra.keys() {
-                if !["sampled", "classifier"].contains(&k.as_str()) {
-                    o.remove(k);
-                }
-            }
-        }
-        assert_eq!(got["classifier"], "file:predictions.json");
-        let mut diffs = Vec::new();
-        compare(&exp, &got, &name, &mut diffs);
-        if diffs.is_empty() {
-            checked += 1;
-        } else {
-            failures.push(diffs[..diffs.len().min(5)].join("; "));
-        }
+                "gold",
+                "--n",
+                n,
+            ],
+        ));
+        // `--n -1` is read as a value, not as an unknown flag.
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("error: --n {n}: n must be positive when set"),
+            "{err}"
+        );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 40, "{checked}");
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn tier_and_gold_predictors_and_bad_usage() {
     let Some(sh) = shared() else { return };
     let dir = sh.join("golden/crb/cases/mixed_always_high");
@@ -209,6 +330,7 @@ fn tier_and_gold_predictors_and_bad_usage() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn command_predictor_is_a_persistent_process() {
     let Some(sh) = shared() else { return };
     let dir = sh.join("golden/crb/cases/mixed_always_low");
@@ -232,41 +354,72 @@ fn command_predictor_is_a_persistent_process() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn metrics_cli_vectors() {
     let Some(sh) = shared() else { return };
     let mdir = sh.join("golden/crb/metrics");
     let v = load(&mdir.join("metrics_vectors.json"));
-    let mut n = 0;
-    for c in v["cli"].as_array().unwrap() {
+    let cli = array(&v, "cli", "metrics_vectors.json");
+    let (mut ok, mut input_errors, mut usage_errors) = (0, 0, 0);
+    for c in cli {
         let argv: Vec<&str> = c["argv"]
             .as_array()
             .unwrap()
             .iter()
             .map(|x| x.as_str().unwrap())
             .collect();
-        if argv.len() < 3 {
-            continue; // argparse usage errors: our clap usage errors also exit 2
-        }
         let out = routeval_in(&mdir, &[&["crb"][..], &argv[..]].concat());
-        if c["exit_code"] == 0 {
-            let got = ok_json(&out);
-            // Python's json.dump writes NaN bare; parse its stdout with NaN as a string.
-            let exp_text = c["stdout"].as_str().unwrap().replace("NaN", "\"NaN\"");
-            let exp: Value = serde_json::from_str(&exp_text).unwrap();
-            let mut diffs = Vec::new();
-            compare(&exp, &got, &argv.join(" "), &mut diffs);
-            assert!(diffs.is_empty(), "{diffs:?}");
-        } else {
-            // The reference exits 1 for bad input; routeval's convention is 2 with one line.
-            assert_eq!(out.status.code(), Some(2));
-            let err = String::from_utf8_lossy(&out.stderr);
-            let last = c["stderr_last_line"].as_str().unwrap();
-            let last = last.strip_prefix("ValueError: ").unwrap_or(last);
-            assert!(err.contains(last), "{err} vs {last}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = c["stderr_last_line"].as_str().unwrap_or_default();
+        match c["exit_code"].as_i64().unwrap() {
+            0 => {
+                let got = ok_json(&out);
+                // Python's json.dump writes NaN bare; read its stdout with NaN as the golden
+                // string convention.
+                let exp_text = c["stdout"].as_str().unwrap().replace("NaN", "\"NaN\"");
+                let exp: Value = serde_json::from_str(&exp_text).unwrap();
+                cmp().assert_eq(&exp, &got, &argv.join(" "));
+                ok += 1;
+            }
+            2 => {
+                // argparse usage errors ("the following arguments are required: X"): clap's
+                // usage errors also exit 2 and name what is missing (the subcommand for
+                // argparse's `cmd`).
+                // A missing subcommand (argparse's `cmd`): clap prints the usage line with
+                // `<COMMAND>` and the command list; a missing option: clap names it.
+                let missing = last.rsplit("required: ").next().unwrap();
+                assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+                assert!(out.stdout.is_empty(), "{argv:?}");
+                let named = if missing == "cmd" {
+                    err.contains("Usage: routeval crb <COMMAND>") && err.contains("metrics")
+                } else {
+                    err.contains("required") && err.contains(missing)
+                };
+                assert!(named, "{argv:?}: {err} does not name {missing}");
+                usage_errors += 1;
+            }
+            _ => {
+                // The reference exits 1 for bad input; routeval's convention is 2, one line.
+                assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+                assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
+                let last = last.strip_prefix("ValueError: ").unwrap_or(last);
+                assert!(err.contains(last), "{err} vs {last}");
+                input_errors += 1;
+            }
         }
-        n += 1;
     }
-    assert!(n >= 6);
+    // The vector file is fixed (its README lists no held-back CLI vectors).
+    assert_count("crb metrics CLI results", ok, Count::Exact(4));
+    assert_count(
+        "crb metrics CLI input errors",
+        input_errors,
+        Count::Exact(2),
+    );
+    assert_count(
+        "crb metrics CLI usage errors",
+        usage_errors,
+        Count::Exact(2),
+    );
 }
 
 /// `crb eval --where`: selects bank rows by a `where` query (count on stderr, stdout as with
@@ -369,6 +522,7 @@ fn eval_with(case: &str, predictor: &str, extra: &[&str]) -> Option<(i32, String
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn command_predictor_desync_start_failure_and_bad_answers() {
     let case = "mixed_always_low";
     let Some(sh) = shared() else { return };
@@ -414,6 +568,7 @@ fn command_predictor_desync_start_failure_and_bad_answers() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn missing_tokenizers_dir_is_an_error_and_fallbacks_show_in_the_header() {
     let Some(sh) = shared() else { return };
     let dir = sh.join("golden/crb/cases/mixed_always_low");

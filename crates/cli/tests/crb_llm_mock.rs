@@ -147,6 +147,7 @@ fn run_llm(bank: &Path, port: u16, kw: &Value, extra: &[&str]) -> (Option<i32>, 
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn recorded_http_scenarios() {
     let Some(v) = vectors() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -233,6 +234,7 @@ fn recorded_http_scenarios() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn connection_refused_and_reply_cache() {
     let Some(v) = vectors() else { return };
     let tmp = tempfile::tempdir().unwrap();

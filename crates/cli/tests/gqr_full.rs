@@ -127,9 +127,13 @@ fn complete_build_gives_named_scores() {
     assert_eq!(v["complete"], true);
     assert!(v.get("partial_gqr_score").is_none() && v.get("missing_sets").is_none());
     let ida = (id.len() - 2) as f64 / id.len() as f64;
-    assert!((v["id_accuracy"].as_f64().unwrap() - ida).abs() < 1e-15);
+    // Floats parse exactly (`float_roundtrip`): bit-for-bit comparisons.
+    assert_eq!(v["id_accuracy"].as_f64().unwrap().to_bits(), ida.to_bits());
     assert_eq!(v["ood_accuracy"], 1.0);
-    assert!((v["gqr_score"].as_f64().unwrap() - 2.0 * ida / (ida + 1.0)).abs() < 1e-15);
+    assert_eq!(
+        v["gqr_score"].as_f64().unwrap().to_bits(),
+        (2.0 * ida * 1.0 / (ida + 1.0)).to_bits()
+    );
     assert_eq!(v["ood_per_dataset"].as_array().unwrap().len(), 7);
     // GQR-unseen, complete.
     let unseen = lines(&out("unseen.jsonl"));

@@ -54,11 +54,13 @@ fn check_conformance(args: &[&str], expected: &str, test: &str) {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn conformance_official_matches_out_test() {
     check_conformance(&[], "out.test", "conformance_official_matches_out_test");
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn conformance_all_trec_matches_out_test_a() {
     check_conformance(
         &["-m", "all_trec"],
@@ -68,6 +70,7 @@ fn conformance_all_trec_matches_out_test_a() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn conformance_all_trec_q_matches_out_test_aq() {
     check_conformance(
         &["-m", "all_trec", "-q"],
@@ -77,6 +80,7 @@ fn conformance_all_trec_q_matches_out_test_aq() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn conformance_run_from_stdin() {
     let Some(d) = shared_trec_eval("conformance_run_from_stdin") else {
         return;

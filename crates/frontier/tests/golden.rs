@@ -117,6 +117,7 @@ fn in_repo_frontier_goldens() {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn shared_frontier_goldens() {
     let Some(dir) = routeval_core::fixtures::shared_dir("shared_frontier_goldens") else {
         return;

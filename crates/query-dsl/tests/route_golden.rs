@@ -115,6 +115,7 @@ fn check_file(path: &std::path::Path) -> (usize, Vec<String>) {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn route_cases_golden() {
     let Some(files) = golden_files("route_cases.jsonl", |_| true) else {
         return;

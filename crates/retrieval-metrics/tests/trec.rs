@@ -32,6 +32,7 @@ fn all_trec(per_query: bool) -> EvalOptions {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn library_conformance_both_paths() {
     let Some(d) = shared("library_conformance_both_paths") else {
         return;
@@ -146,17 +147,55 @@ fn accumulator_shards_merge_to_one_pass() {
     assert_eq!(one.finish(&opts.measures, false, qrels.len()).1, ev.summary);
 }
 
+/// Every score the run parser admits: small multiples of 0.5 (many ties), `-0.0` and `0.0`
+/// (equal for trec_eval's `>`/`<` comparator, so ordered by docno), the infinities (`inf` is
+/// accepted), extremes, and arbitrary finite values. NaN is refused by the parser
+/// (`run_parser_refuses_nan_and_admits_the_rest`), so it never reaches the ranking.
+fn admitted_score() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => (-3i32..3).prop_map(|s| s as f64 * 0.5),
+        1 => Just(-0.0f64),
+        1 => Just(0.0f64),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(f64::MAX),
+        1 => Just(-f64::MIN_POSITIVE),
+        1 => Just(5e-324f64),
+        2 => any::<f64>().prop_filter("NaN is refused at parse time", |x| !x.is_nan()),
+    ]
+}
+
 proptest! {
-    /// `rank_by_score` sorts exactly as trec_eval's comparator.
+    /// `rank_by_score` sorts exactly as trec_eval's comparator, on every admitted score.
     #[test]
-    fn rank_by_score_is_trec_order(docs in proptest::collection::vec(("[a-d]{1,3}", -3i32..3), 0..60)) {
-        let mut a: Vec<(String, f64)> = docs.iter().map(|(d, s)| (d.clone(), *s as f64 * 0.5)).collect();
+    fn rank_by_score_is_trec_order(docs in proptest::collection::vec(("[a-d]{1,3}", admitted_score()), 0..60)) {
+        let mut a: Vec<(String, f64)> = docs.clone();
         let mut b = a.clone();
         rank_by_score(&mut a);
         b.sort_by(|x, y| trec_order(x.1, x.0.as_bytes(), y.1, y.0.as_bytes()));
-        let ka: Vec<(f64, &str)> = a.iter().map(|x| (x.1, x.0.as_str())).collect();
-        let kb: Vec<(f64, &str)> = b.iter().map(|x| (x.1, x.0.as_str())).collect();
-        prop_assert_eq!(ka, kb);
+        // Compare bits, but with -0.0 and 0.0 as one value (they tie in trec_eval, and which
+        // of two tied equal-docno entries comes first is not observable).
+        let key = |v: &[(String, f64)]| -> Vec<(u64, String)> {
+            v.iter().map(|x| ((x.1 + 0.0).to_bits(), x.0.clone())).collect()
+        };
+        prop_assert_eq!(key(&a), key(&b));
+    }
+
+    /// The run parser refuses every NaN spelling and reads every other score as `strtod`
+    /// (here: Rust's correctly rounded parse) would, `-0.0` and infinities included.
+    #[test]
+    fn run_parser_refuses_nan_and_admits_the_rest(
+        x in admitted_score(),
+        nan in prop::sample::select(vec!["nan", "NaN", "-nan", "+NaN", "NAN", "nan(1)"]),
+    ) {
+        use routeval_retrieval_metrics::trec::parse::parse_score;
+        prop_assert_eq!(parse_score(nan.as_bytes()), None, "{}", nan);
+        let run = format!("q1 Q0 d1 1 {nan} t\n");
+        prop_assert!(Run::from_bytes(run.as_bytes(), "run").is_err(), "{}", nan);
+        for text in [format!("{x:?}"), format!("{x:e}")] {
+            let got = parse_score(text.as_bytes());
+            prop_assert_eq!(got.map(f64::to_bits), Some(x.to_bits()), "{}", text);
+        }
     }
 }
 
@@ -182,4 +221,37 @@ fn utf8_bom_is_ignored_in_qrels_and_run() {
     let mut reader = RunReader::new(bom_run.as_bytes(), "r");
     let first = reader.next_record().unwrap().unwrap();
     assert_eq!(first.qid, b"q1");
+}
+
+/// trec_eval 10.0's `-c` summary of `num_rel` (`te_calc_avg_num_rel`, m_num_rel.c) counts every
+/// qrels line with relevance > 0 over all judged queries, ignoring `-l`, while the per-query
+/// values honour `-l` (seen on the trec_matrix fixtures `16_*`, `24_*`, `29_*`).
+#[test]
+fn complete_num_rel_summary_counts_raw_qrels_like_trec_eval() {
+    let qrels = Qrels::from_bytes(
+        b"q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq1 0 d -1\nq2 0 e 2\nq2 0 f 1\nq3 0 g 3\n",
+        "q",
+    )
+    .unwrap();
+    let run = b"q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 e 1 1.0 t\n";
+    let eval = |complete: bool, level: i64| {
+        let opts = EvalOptions {
+            measures: MeasureSet::parse(&["num_rel", "num_q"]).unwrap(),
+            complete,
+            relevance_level: level,
+            per_query: true,
+            ..EvalOptions::default()
+        };
+        trec::evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap()
+    };
+    // -c -l 2: per query 1 (q1: b), 1 (q2: e), 1 (q3: g); the summary is the raw count of
+    // rel > 0 lines: a, b, e, f, g = 5 (not 3).
+    let e = eval(true, 2);
+    assert_eq!(e.summary[0], 5.0);
+    let per_query: f64 = e.queries.iter().map(|q| q.values[0]).sum();
+    assert_eq!(per_query, 2.0, "q1 and q2 have results");
+    // Without -c the summary is the sum of the evaluated queries (q1, q2) at -l 2.
+    assert_eq!(eval(false, 2).summary[0], 2.0);
+    // -c -l 1: the same raw count.
+    assert_eq!(eval(true, 1).summary[0], 5.0);
 }

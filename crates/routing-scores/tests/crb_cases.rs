@@ -1,27 +1,71 @@
 //! Every case in `$ROUTEVAL_SHARED/golden/crb/cases/*` (globbed, so held-back cases are picked
 //! up): the native summary must equal `expected_summary.json` (floats bit-equal), the
 //! `hf_offline` / `all_cl100k` metric blocks their `expected_metrics.*.json`, the walk its
-//! `expected_steps.json`, and raising cases must give an error.
+//! `expected_steps.json` (every field), and raising cases must give the reference's error
+//! message in each tokenizer setup. All JSON goes through the one strict comparison of
+//! `routeval-test-support` (key order, int vs float, floats bit for bit).
+//!
+//! Count guard: the golden README lists 49 cases of which 40 are visible (the rest are held
+//! back for acceptance and may be added to the folder), so the counts are lower bounds, with
+//! at least one case of each kind (summary, error, empty).
 
-use routeval_bench_data::crb::{
-    BankReader, Manifest, check_row, manifest_proportional_quotas, proportional_reservoir_sample,
-};
-use routeval_bench_data::pyrandom::PyRandom;
+use routeval_bench_data::crb::{BankReader, Manifest, check_row, select_sample};
 use routeval_core::Tier;
+use routeval_routing_scores::crb::records::EvalRecord;
 use routeval_routing_scores::crb::records::{PredictionMap, TierPredictor, make_record};
 use routeval_routing_scores::crb::scores::{
     CrbMetrics, Selection, benchmark_counts, build_summary,
 };
 use routeval_routing_scores::crb::walk::WalkContext;
+use routeval_routing_scores::crb::walk::{PathCost, Step};
+use routeval_test_support::JsonCompare;
+use routeval_test_support::golden::{Count, assert_count, names_reference_error};
 use routeval_tier_cost::tokens::{
     TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 fn shared() -> Option<PathBuf> {
     routeval_core::fixtures::shared_dir("crb_cases")
+}
+
+/// The comparison for summaries and metric blocks: strict, except that the library's summary
+/// is a `serde_json` value, which holds NaN as `null`.
+fn summary_cmp() -> JsonCompare {
+    JsonCompare::strict().nan_as_null(
+        "routeval's CRB JSON writes NaN as null (README, CommonRouterBench: non-finite values)",
+    )
+}
+
+/// A walk step in the shape of `expected_steps.json`.
+fn step_json(records: &[EvalRecord], s: &Step) -> Value {
+    let r = &records[s.record];
+    let path = |p: &PathCost| {
+        json!({
+            "tier": p.tier.name(),
+            "prev_tier": p.prev_tier.map(|t| t.name()),
+            "cache_expired": p.cache_expired,
+            "input_tokens": p.input_tokens,
+            "cache_read_tokens": p.cache_read,
+            "cache_write_tokens": p.cache_write,
+            "cost_usd": p.cost,
+        })
+    };
+    json!({
+        "id": r.id,
+        "benchmark": r.benchmark,
+        "instance_id": r.instance_id,
+        "step_index": r.step_index,
+        "gold_tier_id": r.gold.id(),
+        "pred_tier_id": r.pred().map(|t| t.id()),
+        "trajectory_passed": s.trajectory_passed,
+        "output_tokens": s.output_tokens,
+        "baseline": path(&s.baseline),
+        "gold": path(&s.gold),
+        "pred": path(&s.pred),
+    })
 }
 
 fn load(p: &Path) -> Value {
@@ -54,11 +98,16 @@ fn toks(setup: TokenizerSetup) -> &'static TierTokenizers {
     &all.iter().find(|(s, _)| *s == setup).unwrap().1
 }
 
+/// What the library made of a case.
+struct Outcome {
+    summary: serde_json::Map<String, Value>,
+    metrics: CrbMetrics,
+    /// The walk's steps in the shape of `expected_steps.json`.
+    steps: Value,
+}
+
 /// Run a case; Err(message) when our pipeline refuses it.
-fn run(
-    dir: &Path,
-    setup: TokenizerSetup,
-) -> Result<(serde_json::Map<String, Value>, CrbMetrics), String> {
+fn run(dir: &Path, setup: TokenizerSetup) -> Result<Outcome, String> {
     let case = load(&dir.join("case.json"));
     let n = case["n"].as_i64();
     let seed = case["seed"].as_i64().unwrap_or(42);
@@ -78,12 +127,9 @@ fn run(
             } else {
                 routeval_bench_data::crb::published_manifest()
             };
-            let q = manifest_proportional_quotas(&man, n).map_err(|e| e.to_string())?;
-            let mut rng = PyRandom::new(seed as i128);
-            let rows =
-                proportional_reservoir_sample(BankReader::new(f, "bank.jsonl"), &mut rng, &q)
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
+            let (q, rows) = select_sample(BankReader::new(f, "bank.jsonl"), &man, n, seed as i128)
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
             (rows, "proportional_sample", Some(q))
         }
     };
@@ -114,6 +160,13 @@ fn run(
     let toks = toks(setup);
     let mut ctx = WalkContext::new(&records, toks);
     let metrics = CrbMetrics::compute(&records, &mut ctx).map_err(|e| e.to_string())?;
+    let steps = Value::Array(
+        metrics
+            .steps
+            .iter()
+            .map(|s| step_json(&records, s))
+            .collect(),
+    );
     let sel = Selection {
         shard: "bank.jsonl".into(),
         sample_mode: mode.into(),
@@ -122,7 +175,7 @@ fn run(
         benchmark_counts: counts,
     };
     let extra = case["extra_summary"].as_object();
-    let s = build_summary(
+    let summary = build_summary(
         case["predictor_label"].as_str().unwrap(),
         &sel,
         &mut records,
@@ -130,77 +183,41 @@ fn run(
         extra,
         true,
     );
-    Ok((s, metrics))
-}
-
-/// Compare golden `exp` with `got`: numbers parsed (ints equal, floats bit-equal), "NaN" ⇔ null.
-fn compare(exp: &Value, got: &Value, path: &str, diffs: &mut Vec<String>) {
-    match (exp, got) {
-        (Value::Object(e), Value::Object(g)) => {
-            let ek: Vec<&String> = e.keys().collect();
-            let gk: Vec<&String> = g.keys().filter(|k| e.contains_key(*k)).collect();
-            if ek != gk {
-                diffs.push(format!("{path}: keys {ek:?} vs {gk:?}"));
-            }
-            for (k, v) in e {
-                match g.get(k) {
-                    Some(gv) => compare(v, gv, &format!("{path}.{k}"), diffs),
-                    None => diffs.push(format!("{path}.{k}: missing")),
-                }
-            }
-        }
-        (Value::Array(e), Value::Array(g)) => {
-            if e.len() != g.len() {
-                diffs.push(format!("{path}: len {} vs {}", e.len(), g.len()));
-            }
-            for (i, (a, b)) in e.iter().zip(g).enumerate() {
-                compare(a, b, &format!("{path}[{i}]"), diffs);
-            }
-        }
-        (Value::String(s), Value::Null) if s == "NaN" || s == "Infinity" || s == "-Infinity" => {}
-        (Value::Number(a), Value::Number(b)) => {
-            let same = if a.is_f64() || b.is_f64() {
-                a.is_f64() == b.is_f64()
-                    && a.as_f64().unwrap().to_bits() == b.as_f64().unwrap().to_bits()
-            } else {
-                a == b
-            };
-            if !same {
-                diffs.push(format!("{path}: {a} vs {b}"));
-            }
-        }
-        (a, b) if a == b => {}
-        (a, b) => diffs.push(format!("{path}: {a} vs {b}")),
-    }
+    Ok(Outcome {
+        summary,
+        metrics,
+        steps,
+    })
 }
 
 fn case_dirs(sh: &Path) -> Vec<PathBuf> {
-    let root = sh.join("golden/crb/cases");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("missing {}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
+    routeval_test_support::golden::subdirs(&sh.join("golden/crb/cases"))
 }
 
+const SETUPS: [(TokenizerSetup, &str); 3] = [
+    (TokenizerSetup::Native, ""),
+    (TokenizerSetup::HfOffline, ".hf_offline"),
+    (TokenizerSetup::AllCl100k, ".all_cl100k"),
+];
+
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn golden_cases_native_summary_and_steps() {
     let Some(sh) = shared() else { return };
     let mut failures = Vec::new();
-    let mut ok = 0;
+    let (mut summaries, mut errors, mut empties) = (0, 0, 0);
     for dir in case_dirs(&sh) {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let case = load(&dir.join("case.json"));
-        let raises = dir.join("expected_error.json").exists();
+        let exp_err = dir.join("expected_error.json");
         let result = run(&dir, TokenizerSetup::Native);
-        if raises {
-            match result {
-                Err(ref e) => {
-                    assert!(!e.is_empty());
-                    ok += 1;
-                }
+        if exp_err.exists() {
+            match &result {
+                Err(e) if names_reference_error(&load(&exp_err), e) => errors += 1,
+                Err(e) => failures.push(format!(
+                    "{name}: error {e:?} does not name the reference's {}",
+                    load(&exp_err)
+                )),
                 Ok(_) => failures.push(format!("{name}: expected an error")),
             }
             if case["mode"] != "empty" {
@@ -228,77 +245,38 @@ fn golden_cases_native_summary_and_steps() {
                 None,
                 true,
             );
-            let mut diffs = Vec::new();
-            compare(
-                &load(&dir.join("expected_summary.json")),
-                &Value::Object(s),
-                &name,
-                &mut diffs,
-            );
-            if !diffs.is_empty() {
-                failures.push(format!(
-                    "{name}: {}",
-                    diffs[..diffs.len().min(6)].join("; ")
-                ));
+            let cmp = summary_cmp();
+            let d = cmp.diff(&load(&dir.join("expected_summary.json")), &Value::Object(s));
+            if d.is_empty() {
+                empties += 1;
+            } else {
+                failures.push(cmp.report(&name, &d));
             }
             continue;
         }
-        let (summary, metrics) = match result {
+        let out = match result {
             Ok(x) => x,
             Err(e) => {
                 failures.push(format!("{name}: unexpected error {e}"));
                 continue;
             }
         };
-        let mut diffs = Vec::new();
-        compare(
+        let cmp = summary_cmp();
+        let mut d = cmp.diff(
             &load(&dir.join("expected_summary.json")),
-            &Value::Object(summary),
-            &name,
-            &mut diffs,
+            &Value::Object(out.summary),
         );
-        let steps = load(&dir.join("expected_steps.json"));
-        let steps = steps.as_array().unwrap();
-        if steps.len() != metrics.steps.len() {
-            diffs.push(format!("steps: {} vs {}", steps.len(), metrics.steps.len()));
-        }
-        for (e, g) in steps.iter().zip(&metrics.steps) {
-            if e["output_tokens"].as_u64() != Some(g.output_tokens) {
-                diffs.push(format!(
-                    "step {}: output {} vs {}",
-                    e["id"], e["output_tokens"], g.output_tokens
-                ));
-            }
-            for (k, p) in [
-                ("baseline", &g.baseline),
-                ("gold", &g.gold),
-                ("pred", &g.pred),
-            ] {
-                let ep = &e[k];
-                let got = (
-                    p.cache_read,
-                    p.cache_write,
-                    p.cache_expired,
-                    p.cost.to_bits(),
-                );
-                let exp = (
-                    ep["cache_read_tokens"].as_u64().unwrap(),
-                    ep["cache_write_tokens"].as_u64().unwrap(),
-                    ep["cache_expired"].as_bool().unwrap(),
-                    ep["cost_usd"].as_f64().unwrap().to_bits(),
-                );
-                if got != exp {
-                    diffs.push(format!("step {} {k}: {got:?} vs {exp:?}", e["id"]));
-                }
-            }
-        }
-        if diffs.is_empty() {
-            ok += 1;
+        let steps = JsonCompare::strict();
+        d.extend(
+            steps
+                .diff(&load(&dir.join("expected_steps.json")), &out.steps)
+                .into_iter()
+                .map(|x| format!("expected_steps.json {x}")),
+        );
+        if d.is_empty() {
+            summaries += 1;
         } else {
-            failures.push(format!(
-                "{name}: {}",
-                diffs[..diffs.len().min(6)].join("; ")
-            ));
+            failures.push(cmp.report(&name, &d));
         }
     }
     assert!(
@@ -307,47 +285,52 @@ fn golden_cases_native_summary_and_steps() {
         failures.len(),
         failures.join("\n")
     );
-    eprintln!("{ok} cases reproduced");
-    assert!(ok >= 40, "only {ok} cases checked");
+    assert_count("crb cases with a summary", summaries, Count::AtLeast(34));
+    assert_count("crb cases that raise", errors, Count::AtLeast(6));
+    assert_count("crb empty-bank cases", empties, Count::AtLeast(1));
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn golden_cases_other_tokenizer_setups() {
     let Some(sh) = shared() else { return };
     let mut failures = Vec::new();
-    let mut ok = 0;
+    let (mut blocks, mut errors) = (0, 0);
     for dir in case_dirs(&sh) {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let case = load(&dir.join("case.json"));
         if case["mode"] == "empty" {
             continue;
         }
-        for (setup, file) in [
-            (TokenizerSetup::HfOffline, "hf_offline"),
-            (TokenizerSetup::AllCl100k, "all_cl100k"),
-        ] {
-            let exp_err = dir.join(format!("expected_error.{file}.json"));
-            let result = run(&dir, setup);
+        for (setup, suffix) in &SETUPS[1..] {
+            let file = suffix.trim_start_matches('.');
+            let exp_err = dir.join(format!("expected_error{suffix}.json"));
+            let result = run(&dir, *setup);
             if exp_err.exists() {
-                if result.is_ok() {
-                    failures.push(format!("{name}/{file}: expected an error"));
+                match &result {
+                    Err(e) if names_reference_error(&load(&exp_err), e) => errors += 1,
+                    Err(e) => failures.push(format!(
+                        "{name}/{file}: error {e:?} does not name the reference's {}",
+                        load(&exp_err)
+                    )),
+                    Ok(_) => failures.push(format!("{name}/{file}: expected an error")),
                 }
                 continue;
             }
-            let exp = load(&dir.join(format!("expected_metrics.{file}.json")));
+            let exp = load(&dir.join(format!("expected_metrics{suffix}.json")));
             let got = match result {
-                Ok((_, m)) => Value::Object(m.blocks_json()),
+                Ok(out) => Value::Object(out.metrics.blocks_json()),
                 Err(e) => {
                     failures.push(format!("{name}/{file}: {e}"));
                     continue;
                 }
             };
-            let mut diffs = Vec::new();
-            compare(&exp, &got, &format!("{name}/{file}"), &mut diffs);
-            if diffs.is_empty() {
-                ok += 1;
+            let cmp = summary_cmp();
+            let d = cmp.diff(&exp, &got);
+            if d.is_empty() {
+                blocks += 1;
             } else {
-                failures.push(diffs[..diffs.len().min(6)].join("; "));
+                failures.push(cmp.report(&format!("{name}/{file}"), &d));
             }
         }
     }
@@ -357,5 +340,15 @@ fn golden_cases_other_tokenizer_setups() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(ok >= 60, "only {ok} checked");
+    // 34 summary cases x 2 setups, 5 raising cases x 2 setups (lower bounds: see the top).
+    assert_count(
+        "crb metric blocks (hf_offline, all_cl100k)",
+        blocks,
+        Count::AtLeast(68),
+    );
+    assert_count(
+        "crb errors (hf_offline, all_cl100k)",
+        errors,
+        Count::AtLeast(10),
+    );
 }

@@ -2,6 +2,7 @@
 //! prompts, reply parsing, URLs, exact request bodies and response handling of the HTTP scenarios.
 
 use routeval_routing_scores::crb::classifier::*;
+use routeval_test_support::golden::{Count, assert_count};
 use serde_json::Value;
 
 fn vectors() -> Option<Value> {
@@ -16,6 +17,7 @@ fn vectors() -> Option<Value> {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn constants_prompts_parsing_urls() {
     let Some(v) = vectors() else { return };
     assert_eq!(
@@ -23,29 +25,59 @@ fn constants_prompts_parsing_urls() {
         DEFAULT_ROUTER_SYSTEM_INSTRUCTION
     );
     assert_eq!(v["ROUTER_USER_OUTPUT_SUFFIX"], ROUTER_USER_OUTPUT_SUFFIX);
-    for p in v["prompts"].as_array().unwrap() {
+    // Count guards: the vector file is fixed (its README: 6 rows + 4 invalid, 25 replies, 6
+    // base URLs, 17 HTTP scenarios), so every section's size is exact.
+    let prompts = v["prompts"].as_array().unwrap();
+    let replies = v["parse_tier_response_to_id"].as_array().unwrap();
+    let urls = v["chat_completions_url"].as_array().unwrap();
+    assert_count("classifier prompts", prompts.len(), Count::Exact(10));
+    assert_count("classifier replies", replies.len(), Count::Exact(25));
+    assert_count("classifier URLs", urls.len(), Count::Exact(6));
+    let (mut prompt_ok, mut prompt_err, mut reply_ok, mut reply_err) = (0, 0, 0, 0);
+    for p in prompts {
         let msgs = p["messages"].as_array().unwrap();
         let f = p.get("functions").filter(|f| !f.is_null());
         match (classifier_prompt(msgs, f), p["prompt"].get("value")) {
-            (Ok(got), Some(exp)) => assert_eq!(got, exp.as_str().unwrap(), "{}", p["row_id"]),
-            (Err(e), None) => assert_eq!(
-                e,
-                p["prompt"]["error"]["message"].as_str().unwrap(),
-                "{}",
-                p["row_id"]
-            ),
+            (Ok(got), Some(exp)) => {
+                assert_eq!(got, exp.as_str().unwrap(), "{}", p["row_id"]);
+                prompt_ok += 1;
+            }
+            (Err(e), None) => {
+                assert_eq!(
+                    e,
+                    p["prompt"]["error"]["message"].as_str().unwrap(),
+                    "{}",
+                    p["row_id"]
+                );
+                prompt_err += 1;
+            }
             (got, _) => panic!("{}: {got:?}", p["row_id"]),
         }
     }
-    for c in v["parse_tier_response_to_id"].as_array().unwrap() {
+    for c in replies {
         let got = parse_tier_response(c["content"].as_str().unwrap());
         match (got, c["result"].get("value")) {
-            (Ok((t, _)), Some(exp)) => assert_eq!(t, exp.as_i64().unwrap()),
-            (Err(e), None) => assert_eq!(e, c["result"]["error"]["message"].as_str().unwrap()),
+            (Ok((t, _)), Some(exp)) => {
+                assert_eq!(t, exp.as_i64().unwrap(), "{}", c["content"]);
+                reply_ok += 1;
+            }
+            (Err(e), None) => {
+                assert_eq!(e, c["result"]["error"]["message"].as_str().unwrap());
+                reply_err += 1;
+            }
             (got, _) => panic!("{}: {got:?}", c["content"]),
         }
     }
-    for c in v["chat_completions_url"].as_array().unwrap() {
+    assert_eq!(
+        (prompt_ok, prompt_err),
+        (6, 4),
+        "valid / invalid prompt rows"
+    );
+    assert!(
+        reply_ok >= 1 && reply_err >= 1,
+        "{reply_ok} parsed, {reply_err} refused"
+    );
+    for c in urls {
         assert_eq!(
             chat_completions_url(c["base_url"].as_str().unwrap()),
             c["url"].as_str().unwrap()
@@ -63,6 +95,7 @@ fn sent_prompt(body_text: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn http_scenarios_bodies_and_replies() {
     let Some(v) = vectors() else { return };
     let e2e = &v["llm_predictor_end_to_end"];
@@ -84,7 +117,13 @@ fn http_scenarios_bodies_and_replies() {
         e2e["user_content_sent"].as_str().unwrap()
     );
     let mut bodies = 0;
-    for h in v["http"].as_array().unwrap() {
+    let scenarios = v["http"].as_array().unwrap();
+    assert_count(
+        "classifier HTTP scenarios",
+        scenarios.len(),
+        Count::Exact(17),
+    );
+    for h in scenarios {
         let kw = &h["constructor_kwargs"];
         let mut cfg = ClassifierConfig::new(kw["model"].as_str().unwrap());
         if let Some(s) = kw["system_instruction"].as_str() {

@@ -251,9 +251,13 @@ pub enum SampleError {
     /// The weights sum to zero or less.
     #[error("sum of line_count must be positive")]
     NonPositiveSum,
-    /// `n <= 0`.
+    /// `n <= 0` (checked by [`check_sample_size`] and [`select_sample`]).
     #[error("n must be positive when set")]
     NonPositiveN,
+    /// The question bank file does not exist (the reference's `FileNotFoundError`, raised
+    /// before anything else is checked); holds the path as given.
+    #[error("Question bank not found: {0}")]
+    BankNotFound(String),
     /// A reservoir could not be filled.
     #[error(
         "Not enough rows for benchmark {benchmark}: sampled {got}, quota {quota} (check question_bank vs manifest line_count)"
@@ -373,6 +377,47 @@ where
     let mut out: Vec<BankRow> = reservoirs.into_iter().flatten().collect();
     rng.shuffle(&mut out);
     Ok(Ok(out))
+}
+
+/// `select_question_bank_rows` step 3 (spec §5): a sample size must be positive.
+///
+/// # Errors
+/// [`SampleError::NonPositiveN`] when `n <= 0`.
+pub fn check_sample_size(n: i64) -> Result<(), SampleError> {
+    if n <= 0 {
+        return Err(SampleError::NonPositiveN);
+    }
+    Ok(())
+}
+
+/// `select_question_bank_rows(n=n, seed=seed, manifest=manifest)` with `n` set (spec §5 steps
+/// 3-5): [`check_sample_size`] (before any row is read), [`manifest_proportional_quotas`],
+/// then [`proportional_reservoir_sample`] over `rows` with `random.Random(seed)`. Returns the
+/// quotas and the selected rows in the reference's returned (shuffled) order. The bank's
+/// existence (step 1, [`SampleError::BankNotFound`]) is the caller's to check, since this
+/// takes rows, not a path.
+///
+/// # Errors
+/// The outer `Err` is a row that could not be read (bad JSON, IO); the inner one a
+/// [`SampleError`] with the reference's message.
+pub fn select_sample<I>(
+    rows: I,
+    manifest: &Manifest,
+    n: i64,
+    seed: i128,
+) -> Result<Result<(Quotas, Vec<BankRow>), SampleError>, Error>
+where
+    I: IntoIterator<Item = Result<BankRow, Error>>,
+{
+    if let Err(e) = check_sample_size(n) {
+        return Ok(Err(e));
+    }
+    let quotas = match manifest_proportional_quotas(manifest, n) {
+        Ok(q) => q,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut rng = PyRandom::new(seed);
+    Ok(proportional_reservoir_sample(rows, &mut rng, &quotas)?.map(|rows| (quotas, rows)))
 }
 
 // ------------------------------------------------------------------------------- validation

@@ -286,7 +286,9 @@ impl MeasureId {
                 "Number of queries averaged over; with -c, every query in the qrels (m_num_q.c)."
             }
             NumRet => "Documents retrieved (after -M and -J). Summary is the sum (m_num_ret.c).",
-            NumRel => "Relevant judged documents (rel >= -l). Summary is the sum (m_num_rel.c).",
+            NumRel => {
+                "Relevant judged documents (rel >= -l). Summary is the sum; with -c, every qrels line with rel > 0, ignoring -l, as trec_eval (m_num_rel.c)."
+            }
             NumRelRet => "Relevant documents retrieved. Summary is the sum (m_num_rel_ret.c).",
             Map => {
                 "Average precision: sum of precision at each relevant retrieved doc / num_rel (m_map.c)."

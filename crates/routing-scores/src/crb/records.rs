@@ -256,7 +256,7 @@ impl EvalRecord {
 /// A prediction outside 0..=3 (the reference crashes with `KeyError` while building the summary).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "row {id}: predicted tier id {tier_id} is out of range (expected 0..3: low, mid, mid_high, high)"
+    "row {id}: predicted tier id {tier_id} is out of range (expected 0..3: low, mid, mid_high, high; the reference raises KeyError: {tier_id})"
 )]
 pub struct PredOutOfRange {
     /// The row id (JSON text).

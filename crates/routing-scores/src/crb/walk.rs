@@ -60,6 +60,9 @@ pub struct PathCost {
     pub prev_tier: Option<Tier>,
     /// Whether the cache had expired (TTL).
     pub cache_expired: bool,
+    /// Uncached prompt tokens priced at the INPUT rate: always 0, since the reference's eval
+    /// assumes the prompt cache is on and passes `input_tokens = 0` (spec §8).
+    pub input_tokens: u64,
     /// Prompt cache-read tokens.
     pub cache_read: u64,
     /// Prompt cache-write tokens.
@@ -400,6 +403,7 @@ impl<'t> WalkContext<'t> {
                     tier: Tier::High,
                     prev_tier: None,
                     cache_expired: false,
+                    input_tokens: 0,
                     cache_read: 0,
                     cache_write: 0,
                     cost: 0.0,
@@ -411,9 +415,10 @@ impl<'t> WalkContext<'t> {
                         _ => None,
                     };
                     let (cr, cw) = self.split(records, prev, i, tier, exp)?;
+                    let input_tokens = 0;
                     let cost = step_full_cost_usd(
                         CallTokens {
-                            input: 0,
+                            input: input_tokens,
                             cache_read: cr,
                             cache_write: cw,
                             output,
@@ -424,6 +429,7 @@ impl<'t> WalkContext<'t> {
                         tier,
                         prev_tier,
                         cache_expired: exp,
+                        input_tokens,
                         cache_read: cr,
                         cache_write: cw,
                         cost,
