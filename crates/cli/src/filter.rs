@@ -287,6 +287,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     if args.file.as_path() != std::path::Path::new("-") {
         let file = std::fs::File::open(&args.file)
             .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+        crate::output::note_input_file(&file, &args.file);
         if let Some(map) = crate::common::map_file(&file) {
             // A regular file: evaluated in place, all pieces in parallel.
             let mut out = Vec::new();

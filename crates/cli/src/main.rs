@@ -3,12 +3,16 @@
 //! Each subcommand lives in its own module and returns a [`common::CmdResult`]; `main` turns
 //! it into the exit status (see [`common`] for the conventions).
 
+mod child;
 mod common;
 mod crb;
 mod filter;
 mod gqr;
+mod numarg;
+mod output;
 mod rag;
 mod route;
+mod signals;
 mod trec;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +51,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    signals::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

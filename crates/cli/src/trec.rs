@@ -40,8 +40,9 @@ pub(crate) struct TrecArgs {
         long = "level-for-rel",
         visible_alias = "level_for_rel",
         value_name = "NUM",
-        default_value_t = 1,
-        allow_negative_numbers = true
+        default_value = "1",
+        allow_negative_numbers = true,
+        value_parser = crate::numarg::rel_level
     )]
     pub(crate) level: i64,
     /// Print no summary (the `all` lines), only per-query values with -q (trec_eval -n).
@@ -61,8 +62,9 @@ pub(crate) struct TrecArgs {
         long = "num-docs-in-coll",
         visible_alias = "Number_docs_in_coll",
         value_name = "NUM",
-        default_value_t = 0,
-        allow_negative_numbers = true
+        default_value = "0",
+        allow_negative_numbers = true,
+        value_parser = crate::numarg::size_or_zero
     )]
     pub(crate) num_docs: i64,
     /// Evaluate only the top NUM documents of each query, after ranking (trec_eval -M).
@@ -70,7 +72,9 @@ pub(crate) struct TrecArgs {
         short = 'M',
         long = "max-retrieved-per-topic",
         visible_alias = "Max_retrieved_per_topic",
-        value_name = "NUM"
+        value_name = "NUM",
+        allow_negative_numbers = true,
+        value_parser = max_docs_value
     )]
     pub(crate) max_docs: Option<u64>,
     /// Print JSON instead: {"all": {measure: value}, "per_query": {qid: {measure: value}}}
@@ -119,6 +123,7 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     let name = path.display().to_string();
     let mut f = std::fs::File::open(path)
         .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+    crate::output::note_input_file(&f, path);
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if size < PROGRESS_BYTES || !std::io::stderr().is_terminal() {
         let mut buf = Vec::with_capacity(size as usize + 1);
@@ -191,8 +196,10 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let ev = trec::evaluate_bytes(&qrels, &run_bytes, &run_name, &opts, &qrels_name)?;
     drop(run_bytes);
     let out = if args.json {
-        let mut v = serde_json::to_vec(&trec::format::JsonView::new(&ev, args.query))
-            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
+        let mut v = serde_json::to_vec(
+            &trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary),
+        )
+        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
         v.push(b'\n');
         v
     } else {
@@ -200,4 +207,9 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     };
     common::emit(args.output.as_ref(), &out)?;
     Ok(common::EXIT_OK)
+}
+
+/// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.
+fn max_docs_value(s: &str) -> Result<u64, String> {
+    crate::numarg::positive_size(s).map(|v| v as u64)
 }
