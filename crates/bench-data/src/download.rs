@@ -301,24 +301,20 @@ impl Downloader {
     }
 }
 
-/// The GQR cache directory: `$GQR_CACHE_DIR`, else `~/.cache/gqr` (as upstream).
+/// The GQR cache directory by the rule of [`crate::cache`] (`$GQR_CACHE_DIR`, then
+/// `$ROUTEVAL_CACHE_DIR/gqr`, `$XDG_CACHE_HOME/gqr`, `~/.cache/gqr`); `./.cache/gqr` only when
+/// no variable and no `HOME` is set. Prefer [`crate::cache::CacheDirs`], which reports that case.
 pub fn gqr_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("GQR_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    home().join(".cache").join("gqr")
+    crate::cache::CacheDirs::from_process()
+        .map(|d| d.gqr.path)
+        .unwrap_or_else(|_| PathBuf::from(".cache").join("gqr"))
 }
 
-/// routeval's cache directory: `$ROUTEVAL_CACHE_DIR`, else `~/.cache/routeval`.
+/// routeval's cache root by the rule of [`crate::cache`] (`$ROUTEVAL_CACHE_DIR`, then
+/// `$XDG_CACHE_HOME/routeval`, `~/.cache/routeval`); `./.cache/routeval` only when no variable
+/// and no `HOME` is set. Prefer [`crate::cache::CacheDirs`], which reports that case.
 pub fn routeval_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("ROUTEVAL_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    home().join(".cache").join("routeval")
-}
-
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
+    crate::cache::CacheDirs::from_process()
+        .map(|d| d.root.path)
+        .unwrap_or_else(|_| PathBuf::from(".cache").join("routeval"))
 }

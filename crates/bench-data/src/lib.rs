@@ -9,7 +9,11 @@
 //! * [`crb`]: the CommonRouterBench question bank: streamed JSONL rows with line numbers,
 //!   `manifest.json`, row validation, trajectories, and the reference's stratified sampling
 //!   (largest-remainder quotas + one-pass reservoirs).
-//! * [`download`]: the Hugging Face hub downloader (pinned revisions, resumable, blake3-checked,
+//! * [`cache`]: the one cache-directory rule (`ROUTEVAL_CACHE_DIR`, `GQR_CACHE_DIR`,
+//!   `ROUTEVAL_TOKENIZERS`, `XDG_CACHE_HOME`, `~/.cache`), a pure function of the variables.
+//! * [`build_data`]: what `routeval data` and `cargo xtask build-data` run: fetch GQR-Bench,
+//!   the tokenizer files and the public CommonRouterBench bank into the cache; check; status.
+//! * [`download`]: the downloader (pinned revisions, resumable, blake3-checked,
 //!   atomic cache writes) and `--from DIR` mirrors.
 //! * [`readers`]: source readers (CSV, JSON, JSONL, Parquet behind the default `parquet`
 //!   feature) that turn bytes into rows.
@@ -17,6 +21,8 @@
 //! This is one of the crates allowed to do IO (see `ARCHITECTURE.md`); the procedures
 //! themselves are pure functions of rows, and readers take `BufRead`ers or bytes.
 
+pub mod build_data;
+pub mod cache;
 pub mod crb;
 pub mod download;
 pub mod gqr;

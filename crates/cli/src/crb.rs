@@ -8,7 +8,11 @@
 //! IO lives here: files, the tokenizer directory, the external-command predictor (child
 //! process) and the OpenAI-compatible classifier (HTTP, see [`llm`]).
 
+pub(crate) mod bank_source;
 mod llm;
+mod sweep;
+
+use bank_source::resolve_bank;
 
 use crate::child::LineChild;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
@@ -48,17 +52,22 @@ enum CrbCommand {
     Eval(Box<EvalArgs>),
     /// Aggregate case metrics like the reference CLI's `metrics --cases FILE`.
     Metrics(MetricsArgs),
+    /// Sweep the threshold of a router emitting tier probabilities: per threshold the blocks
+    /// `crb eval` prints, the cost-quality frontier, and a (calibrated) choice of threshold.
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 /// `routeval crb eval`.
 #[derive(Debug, Args)]
 pub(crate) struct EvalArgs {
-    /// The question bank (JSONL, one row per line; `-` = stdin).
-    #[arg(long)]
-    bank: PathBuf,
+    /// The question bank (JSONL, one row per line; `-` = stdin; gzip/zstd read transparently).
+    /// Default: the public bank installed by `routeval data fetch crb`.
+    #[arg(long, value_name = "FILE")]
+    bank: Option<PathBuf>,
     /// Manifest whose `sources.*.line_count` set the sampling quotas (default with `--n`: the
-    /// public bank's published line counts, as the reference always uses its shipped manifest).
-    #[arg(long)]
+    /// cached public bank's manifest without `--bank`, else the public bank's published line
+    /// counts, as the reference always uses its shipped manifest).
+    #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
     /// Sample N rows proportionally to the manifest's line counts (default: the whole bank;
     /// 1..=10^12).
@@ -90,9 +99,12 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numarg::timeout_secs, allow_hyphen_values = true)]
     cmd_timeout: f64,
     /// Directory with `anthropic/`, `minimax-text-01/`, `deepseek-v3/` `tokenizer.json` files
-    /// (default: `$ROUTEVAL_TOKENIZERS`, else `~/.cache/routeval/tokenizers`). A missing file
-    /// makes that tier count with cl100k_base, announced on stderr and recorded in the summary.
-    #[arg(long)]
+    /// (default: the cache's tokenizer directory, where `routeval data fetch tokenizers` puts
+    /// them: `$ROUTEVAL_TOKENIZERS`, else `$ROUTEVAL_CACHE_DIR/tokenizers`, else
+    /// `$XDG_CACHE_HOME/routeval/tokenizers` or `~/.cache/routeval/tokenizers`). A missing
+    /// file makes that tier count with cl100k_base, announced on stderr, in the table header
+    /// and in the summary.
+    #[arg(long, value_name = "DIR")]
     tokenizers: Option<PathBuf>,
     /// Tokenizer setup: `native` (the reference online), `hf_offline`, `all_cl100k`.
     #[arg(long, default_value = "native")]
@@ -101,7 +113,7 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     json: bool,
     /// Write the output to PATH instead of stdout.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
     #[command(flatten)]
     llm: llm::LlmArgs,
@@ -111,7 +123,7 @@ pub(crate) struct EvalArgs {
 #[derive(Debug, Args)]
 pub(crate) struct MetricsArgs {
     /// A JSON array of case objects (`case_id`, `task_passed`, costs or `*_steps`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     cases: PathBuf,
     /// Cap `cost_savings_score` at 100.
     #[arg(long)]
@@ -120,7 +132,7 @@ pub(crate) struct MetricsArgs {
     #[arg(long)]
     json: bool,
     /// Write the output to PATH instead of stdout.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
 }
 
@@ -128,6 +140,7 @@ pub(crate) fn run(args: CrbArgs) -> CmdResult {
     match args.command {
         CrbCommand::Eval(a) => eval(*a),
         CrbCommand::Metrics(a) => metrics_cmd(a),
+        CrbCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 
@@ -347,11 +360,11 @@ fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
     }
 }
 
+/// The tokenizer directory by the cache rule (`routeval_bench_data::cache`).
 fn default_tokenizer_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("ROUTEVAL_TOKENIZERS") {
-        return Some(PathBuf::from(d));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/routeval/tokenizers"))
+    routeval_bench_data::cache::CacheDirs::from_process()
+        .ok()
+        .map(|d| d.tokenizers.path)
 }
 
 /// Read the tokenizer files the needed tiers use (in parallel threads).
@@ -408,7 +421,9 @@ fn eval(a: EvalArgs) -> CmdResult {
             d.display()
         )));
     }
-    let bank_name = display_name(&a.bank);
+    let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
+    let bank_path = choice.bank.clone();
+    let bank_name = display_name(&bank_path);
     // The query is compiled before any row is read, so a bad query fails fast.
     let where_query = match &a.where_ {
         None => None,
@@ -427,7 +442,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     // 1. Select rows.
     let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
         None => (
-            read_bank(open_input(&a.bank)?, &bank_name)?,
+            read_bank(open_input(&bank_path)?, &bank_name)?,
             "full_bank",
             None,
         ),
@@ -435,21 +450,22 @@ fn eval(a: EvalArgs) -> CmdResult {
             if n <= 0 {
                 return Err(Failure::bad_input("--n: n must be positive when set"));
             }
-            let manifest = match &a.manifest {
+            let manifest = match &choice.manifest {
                 Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
                 None => published_manifest(),
             };
             let q = manifest_proportional_quotas(&manifest, n).map_err(|e| {
                 Failure::bad_input(format!(
                     "{}: {e}",
-                    a.manifest
+                    choice
+                        .manifest
                         .as_deref()
                         .map_or("published manifest".into(), display_name)
                 ))
             })?;
             let mut rng = PyRandom::new(a.seed);
             let rows = proportional_reservoir_sample(
-                BankReader::new(open_input(&a.bank)?, &bank_name),
+                BankReader::new(open_input(&bank_path)?, &bank_name),
                 &mut rng,
                 &q,
             )?
@@ -555,7 +571,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     for f in &toks.fallbacks {
         eprintln!(
-            "warning: tokenizers{}: {f}",
+            "warning: tokenizers{}: {f} (get the native files with `routeval data fetch tokenizers`)",
             dir.as_deref()
                 .map(|d| format!(" ({})", d.display()))
                 .unwrap_or_default()
@@ -595,6 +611,12 @@ fn eval(a: EvalArgs) -> CmdResult {
     let mut enc = Map::new();
     for t in Tier::ALL {
         enc.insert(t.name().into(), Value::String(names[t as usize].clone()));
+    }
+    if let Some(p) = &choice.public {
+        summary.insert(
+            "routeval_bank".into(),
+            serde_json::json!({"public": p, "bank": bank_name, "manifest": choice.manifest.as_deref().map(display_name)}),
+        );
     }
     summary.insert(
         "routeval_tokenizers".into(),
@@ -700,6 +722,9 @@ fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
         s["api_errors"],
         tokenizers_label(&s["routeval_tokenizers"])
     );
+    if let Some(p) = s.get("routeval_bank").and_then(|b| b["public"].as_str()) {
+        let _ = writeln!(VecWriter(&mut o), "bank: {p} (no --bank given)");
+    }
     let _ = writeln!(VecWriter(&mut o), "\nscores_v2 (percent)");
     for (k, label) in [
         ("case_pass_rate_percent", "case pass rate (pred >= gold)"),

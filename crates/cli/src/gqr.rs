@@ -7,12 +7,11 @@
 //!   `--unseen`, the GQR-unseen score). Missing sets are listed and the score is then named a
 //!   *partial* score.
 //!
-//! The data comes from a build (`cargo xtask build-data gqr`, default `$GQR_CACHE_DIR/build`,
+//! The data comes from a build (`routeval data fetch gqr`, default `<gqr cache>/build`,
 //! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
 
 use crate::child::LineChild;
 use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
-use routeval_bench_data::download::gqr_cache_dir;
 use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
 use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
@@ -23,6 +22,8 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
+
+mod sweep;
 
 /// `routeval gqr`.
 #[derive(Debug, clap::Args)]
@@ -37,15 +38,19 @@ enum GqrCommand {
     Export(ExportArgs),
     /// Score a router's predictions (a JSONL file or a persistent command).
     Score(ScoreArgs),
+    /// Sweep the out-of-domain threshold of a router emitting probabilities (per threshold
+    /// the keys of `gqr score --json`; optional calibration of the threshold).
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 #[derive(Debug, clap::Args)]
 struct DataArgs {
-    /// A GQR build directory (default: `$GQR_CACHE_DIR/build`, i.e. `~/.cache/gqr/build`).
+    /// A GQR build directory (default: `<gqr cache>/build`, where `routeval data fetch gqr`
+    /// writes it: `$GQR_CACHE_DIR`, else `$ROUTEVAL_CACHE_DIR/gqr`, else `~/.cache/gqr`).
     #[arg(long, value_name = "DIR", conflicts_with = "from")]
     build_dir: Option<PathBuf>,
-    /// Build in memory from a local mirror of the sources instead (as `cargo xtask build-data
-    /// gqr --from DIR`).
+    /// Build in memory from a local mirror of the sources instead (as `routeval data fetch gqr
+    /// --from DIR`).
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
 }
@@ -76,16 +81,26 @@ enum Version {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(disable_version_flag = true)]
 struct ExportArgs {
     /// Which split.
-    #[arg(long, value_enum)]
-    split: Split,
+    #[arg(long, value_enum, required_unless_present = "legacy_version")]
+    split: Option<Split>,
     /// Training-data version (test sets are the same in both).
-    #[arg(long, value_enum, default_value = "v1")]
-    version: Version,
+    #[arg(long, value_enum, value_name = "VERSION")]
+    data_version: Option<Version>,
+    /// `--version` alone prints the binary version (as on every subcommand); `--version v1|v2`
+    /// is the old spelling of `--data-version` (deprecated: a note on stderr says so).
+    #[arg(long = "version", num_args = 0..=1, value_name = "VERSION", hide = true)]
+    legacy_version: Option<Option<String>>,
     /// Write to PATH instead of stdout.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// Also print a JSON summary of what was exported on stdout ({"split", "data_version",
+    /// "rows", "files", "output", "data"}); needs -o/--output (stdout then carries the summary,
+    /// not the rows).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -125,6 +140,7 @@ pub(crate) fn run(args: GqrArgs) -> CmdResult {
     match args.command {
         GqrCommand::Export(a) => export(a),
         GqrCommand::Score(a) => score(a),
+        GqrCommand::Sweep(a) => sweep::sweep(*a),
     }
 }
 
@@ -138,6 +154,27 @@ struct Data {
 impl Data {
     fn load(a: &DataArgs, wanted: &[&str]) -> Result<Data, Failure> {
         if let Some(dir) = &a.from {
+            match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) => {
+                    return Err(Failure::bad_input(format!(
+                        "--from {}: is {}, not a directory (give the mirror of the sources)",
+                        dir.display(),
+                        crate::common::file_kind(&m).unwrap_or("a file")
+                    )));
+                }
+                Err(e) => {
+                    let what = if e.kind() == std::io::ErrorKind::NotFound {
+                        "no such directory".to_string()
+                    } else {
+                        format!("cannot read: {e}")
+                    };
+                    return Err(Failure::bad_input(format!(
+                        "--from {}: {what} (give the mirror of the sources, as for `cargo xtask build-data gqr --from DIR`)",
+                        dir.display()
+                    )));
+                }
+            }
             let reg = Registry::load().map_err(Failure::bad_input)?;
             let mut m = MirrorDir { root: dir.clone() };
             let b =
@@ -148,10 +185,15 @@ impl Data {
                 origin: format!("mirror {}", dir.display()),
             });
         }
-        let dir = a
-            .build_dir
-            .clone()
-            .unwrap_or_else(|| build_dir(&gqr_cache_dir()));
+        let dir = match &a.build_dir {
+            Some(d) => d.clone(),
+            None => build_dir(
+                &routeval_bench_data::cache::CacheDirs::from_process()
+                    .map_err(Failure::bad_input)?
+                    .gqr
+                    .path,
+            ),
+        };
         let manifest = read_manifest(&dir).map_err(Failure::bad_input)?;
         crate::output::note_input(&dir.join("manifest.json"));
         for f in &manifest.files {
@@ -183,17 +225,19 @@ impl Data {
 
     fn split(&self, name: &str) -> Result<&Vec<ExportRow>, Failure> {
         self.splits.get(name).ok_or_else(|| {
-            let why = if self.missing.is_empty() {
+            // Only the sources this split is built from.
+            let needed = split_sources(name);
+            let missing: Vec<&str> = self
+                .missing
+                .iter()
+                .map(|m| m.0.as_str())
+                .filter(|m| needed.iter().any(|n| n == m))
+                .map(str::trim)
+                .collect();
+            let why = if missing.is_empty() {
                 String::new()
             } else {
-                format!(
-                    " (missing sources: {})",
-                    self.missing
-                        .iter()
-                        .map(|m| m.0.trim())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                format!(" (missing sources: {})", missing.join(", "))
             };
             Failure::bad_input(format!(
                 "split {name} is not available in {}{why}",
@@ -203,8 +247,67 @@ impl Data {
     }
 }
 
+/// The registry datasets split `name` is built from (`id_test`, `train`, ... need the three ID
+/// sources; the v2 and background splits also the three background corpora; `ood_test` the
+/// seven OOD sets; `unseen_id` the nine unseen sets).
+fn split_sources(name: &str) -> Vec<String> {
+    use routeval_bench_data::gqr::registry::Role;
+    let roles: &[Role] = match name {
+        "ood_test" => &[Role::Ood],
+        "unseen_id" => &[Role::Unseen],
+        "train_v2" | "eval_v2" | "background_train" | "background_eval" => {
+            &[Role::Id, Role::Background]
+        }
+        _ => &[Role::Id],
+    };
+    Registry::load()
+        .map(|r| {
+            r.datasets
+                .iter()
+                .filter(|d| roles.contains(&d.role))
+                .map(|d| d.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn export(a: ExportArgs) -> CmdResult {
-    let names: Vec<&str> = match (a.split, a.version) {
+    let version = match (&a.legacy_version, a.data_version) {
+        (Some(None), _) => {
+            // `--version` with no value: the universal flag.
+            println!("routeval-gqr-export {}", env!("CARGO_PKG_VERSION"));
+            return Ok(EXIT_OK);
+        }
+        (Some(Some(_)), Some(_)) => {
+            return Err(Failure::bad_input(
+                "give the data version once: --data-version (--version VERSION is its old spelling)",
+            ));
+        }
+        (Some(Some(v)), None) => {
+            let parsed = <Version as clap::ValueEnum>::from_str(v, false).map_err(|_| {
+                Failure::bad_input(format!(
+                    "invalid value '{v}' for '--data-version <VERSION>' [possible values: v1, v2]"
+                ))
+            })?;
+            eprintln!(
+                "warning: `gqr export --version {v}` is deprecated; use `--data-version {v}` \
+                 (`--version` alone prints routeval's version)"
+            );
+            parsed
+        }
+        (None, v) => v.unwrap_or(Version::V1),
+    };
+    let Some(split) = a.split else {
+        return Err(Failure::bad_input(
+            "the following required arguments were not provided: --split <SPLIT>",
+        ));
+    };
+    if a.json && a.output.as_ref().is_none_or(|p| p.as_os_str() == "-") {
+        return Err(Failure::bad_input(
+            "--json prints a summary of the export on stdout, so the rows need -o/--output PATH",
+        ));
+    }
+    let names: Vec<&str> = match (split, version) {
         (Split::Dev, Version::V1) => vec!["dev_train", "dev_eval"],
         (Split::Dev, Version::V2) => {
             return Err(Failure::bad_input(
@@ -231,6 +334,50 @@ fn export(a: ExportArgs) -> CmdResult {
     }
     emit(a.output.as_ref(), &out)?;
     eprintln!("gqr export: {n} rows from {}", data.origin);
+    // The OOD and unseen splits are built from whatever sets are present: say which are not.
+    for (split, sets, what) in [
+        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
+        (
+            "unseen_id",
+            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "GQR-unseen sets",
+        ),
+    ] {
+        if !names.contains(&split) {
+            continue;
+        }
+        let rows = data.splits.get(split);
+        let absent: Vec<&str> = sets
+            .iter()
+            .copied()
+            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
+            .collect();
+        if !absent.is_empty() {
+            eprintln!(
+                "gqr export: warning: {} of {} {what} missing: {}",
+                absent.len(),
+                sets.len(),
+                absent
+                    .iter()
+                    .map(|s| s.trim_end())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    if a.json {
+        let summary = json!({
+            "split": <Split as clap::ValueEnum>::to_possible_value(&split)
+                .map(|p| p.get_name().to_string()),
+            "data_version": <Version as clap::ValueEnum>::to_possible_value(&version)
+                .map(|p| p.get_name().to_string()),
+            "files": names,
+            "rows": n,
+            "output": a.output.as_ref().map(|p| p.display().to_string()),
+            "data": data.origin,
+        });
+        emit(None, format!("{summary}\n").as_bytes())?;
+    }
     Ok(EXIT_OK)
 }
 
@@ -320,10 +467,16 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut preds = HashMap::new();
-    for (i, line) in reader.lines().enumerate() {
+    for (i, line) in reader.split(b'\n').enumerate() {
         let ln = i as u64 + 1;
         let line =
             line.map_err(|e| Failure::bad_input(format!("{name}:{ln}: cannot read: {e}")))?;
+        let line = String::from_utf8(line).map_err(|e| {
+            Failure::bad_input(format!(
+                "{name}:{ln}: invalid UTF-8 at byte {} of the line",
+                e.utf8_error().valid_up_to() + 1
+            ))
+        })?;
         if line.trim().is_empty() {
             continue;
         }

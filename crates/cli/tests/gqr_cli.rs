@@ -197,7 +197,7 @@ fn no_build_is_a_clear_error() {
     let (code, _, err) = routeval(&["gqr", "export", "--split", "id_test"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("no GQR-Bench build here") && err.contains("cargo xtask build-data gqr"),
+        err.contains("no GQR-Bench build here") && err.contains("routeval data fetch gqr"),
         "{err}"
     );
     let (code, _, err) = routeval(&["gqr", "score", "--cmd", "cat"]);

@@ -132,6 +132,19 @@ impl Confusion {
         }
     }
 
+    /// Count `count` rows with the same (truth, prediction) at once (a threshold sweep
+    /// rebuilding tables from running counts); the same as `count` calls of [`add`](Self::add).
+    pub fn add_count(&mut self, truth: i64, pred: i64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        if (0..4).contains(&truth) && (0..4).contains(&pred) {
+            self.dense[truth as usize][pred as usize] += count;
+        } else {
+            *self.other.entry((truth, pred)).or_insert(0) += count;
+        }
+    }
+
     fn cells(&self) -> impl Iterator<Item = ((i64, i64), u64)> + '_ {
         let dense =
             (0..4).flat_map(move |t| (0..4).map(move |p| ((t as i64, p as i64), self.dense[t][p])));
@@ -275,6 +288,11 @@ impl PerSet {
     #[inline]
     pub fn add_at(&mut self, id: SetId, truth: i64, pred: i64) {
         self.tables[id.0].add(truth, pred);
+    }
+
+    /// Count `count` rows of set `id` with the same (truth, prediction).
+    pub fn add_count_at(&mut self, id: SetId, truth: i64, pred: i64, count: u64) {
+        self.tables[id.0].add_count(truth, pred, count);
     }
 
     /// Count one row of set `dataset`.

@@ -10,9 +10,12 @@
 //!   given `n`/`seed` selects exactly the reference's rows in the reference's order.
 //! * [`check_row`]: the eval's per-row validation, with file:line errors and quirk warnings.
 //! * [`trajectories`]: rows grouped by `instance_id`, ordered by `step_index`.
+//! * [`public`]: the public bank as data (`data/crb/sources.json`): fetch into the cache, locate, check.
 //!
 //! Filtering by a `--where` expression (query-dsl) plugs in as a row predicate: see
 //! [`filter_rows`], which takes any `Fn(&Value) -> bool`.
+
+pub mod public;
 
 use crate::pyrandom::PyRandom;
 use routeval_core::{Error, Location, Tier};

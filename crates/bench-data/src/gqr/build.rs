@@ -263,9 +263,19 @@ pub fn load_dataset(
         let mut pipe = RowPipeline::new(dataset, needed);
         let mut file_names = Vec::new();
         for file in &source.files {
-            let Some(bytes) = fetch.fetch(registry, dataset, source, file)? else {
-                reasons.push(format!("{} not available", source.mirror_path(file)));
-                continue 'sources;
+            // A file that cannot be fetched (absent, network, checksum) makes this source
+            // unavailable: the next alternative is tried and the reason is reported.
+            let bytes = match fetch.fetch(registry, dataset, source, file) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
+                    reasons.push(format!("{} not available", source.mirror_path(file)));
+                    continue 'sources;
+                }
+                Err(BuildError::Fetch { message, .. }) => {
+                    reasons.push(message);
+                    continue 'sources;
+                }
+                Err(e) => return Err(e),
             };
             for_each_row(
                 file,

