@@ -128,8 +128,11 @@ pub(crate) fn open_file(path: &Path) -> Result<File, Failure> {
     if let Some(msg) = unreadable_input(path) {
         return Err(Failure::bad_input(msg));
     }
-    File::open(path)
-        .map_err(|e| Failure::bad_input(format!("{}: cannot open: {e}", path.display())))
+    let f = File::open(path)
+        .map_err(|e| Failure::bad_input(format!("{}: cannot open: {e}", path.display())))?;
+    // Noted as an input: no output may be written over it (crate::output).
+    crate::output::note_input_file(&f, path);
+    Ok(f)
 }
 
 /// Open `path` for reading, `-` meaning stdin; errors name the file. gzip and zstd content
@@ -227,46 +230,7 @@ fn read_raw(path: &Path) -> Result<Vec<u8>, Failure> {
 }
 
 /// Write what would be printed: to `output` when given (`-o/--output PATH`), else stdout.
+/// Atomic, never over an input, write errors are one line and exit 2: see [`crate::output`].
 pub(crate) fn emit(output: Option<&PathBuf>, bytes: &[u8]) -> Result<(), Failure> {
-    match output {
-        Some(path) if path != Path::new("-") => std::fs::write(path, bytes)
-            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", path.display()))),
-        _ => {
-            let stdout = io::stdout();
-            let mut lock = stdout.lock();
-            match lock.write_all(bytes).and_then(|()| lock.flush()) {
-                Ok(()) => Ok(()),
-                // A closed pipe (`| head`) is not an error worth reporting.
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(Failure::bad_input(format!("<stdout>: cannot write: {e}"))),
-            }
-        }
-    }
-}
-
-/// After a persistent line-per-input child (router/predictor) answered every input and its
-/// stdin was closed: count the non-empty lines it still writes to stdout (waiting at most a few
-/// seconds for it to exit). A non-zero count means it wrote more lines than inputs, so its
-/// answers were misaligned.
-pub(crate) fn count_extra_output_lines<R: BufRead + Send + 'static>(mut stdout: R) -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let count = std::sync::Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let c = count.clone();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match stdout.read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) if !line.trim().is_empty() => {
-                    c.fetch_add(1, Ordering::SeqCst);
-                }
-                Ok(_) => {}
-            }
-        }
-        let _ = tx.send(());
-    });
-    let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
-    count.load(Ordering::SeqCst)
+    crate::output::emit(output, bytes)
 }

@@ -14,6 +14,7 @@ mod sweep;
 
 use bank_source::resolve_bank;
 
+use crate::child::LineChild;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
@@ -34,7 +35,7 @@ use routeval_tier_cost::tokens::{
     EncoderKind, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
 use serde_json::{Map, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `routeval crb`: CommonRouterBench tier routing.
@@ -67,8 +68,9 @@ pub(crate) struct EvalArgs {
     /// counts, as the reference always uses its shipped manifest).
     #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
-    /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
-    #[arg(long, allow_negative_numbers = true)]
+    /// Sample N rows proportionally to the manifest's line counts (default: the whole bank;
+    /// 1..=10^12).
+    #[arg(long, value_parser = crate::numarg::sample_size, allow_negative_numbers = true)]
     n: Option<i64>,
     /// Keep only rows of this benchmark (after sampling; repeat for several).
     #[arg(long = "benchmark")]
@@ -91,6 +93,10 @@ pub(crate) struct EvalArgs {
     /// `llm` (OpenAI-compatible digit classifier, see `--llm-*`).
     #[arg(long)]
     predictor: String,
+    /// With `--predictor cmd:`: seconds to wait for each answer before giving up (the
+    /// command's process group is then killed and the run fails, exit 2).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numarg::timeout_secs, allow_hyphen_values = true)]
+    cmd_timeout: f64,
     /// Directory with `anthropic/`, `minimax-text-01/`, `deepseek-v3/` `tokenizer.json` files
     /// (default: the cache's tokenizer directory, where `routeval data fetch tokenizers` puts
     /// them: `$ROUTEVAL_TOKENIZERS`, else `$ROUTEVAL_CACHE_DIR/tokenizers`, else
@@ -220,6 +226,9 @@ fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure
         }
         return Ok((pm, ids));
     }
+    // Repeated ids: how many, and the first (id, line).
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated: (usize, Option<(String, usize)>) = (0, None);
     for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
         let text = String::from_utf8_lossy(line);
         if text.trim().is_empty() {
@@ -242,114 +251,80 @@ fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure
             _ => t,
         };
         pm.insert(id.clone(), entry(&id, &e).map_err(|e| bad(Some(i + 1), e))?);
+        if !seen.insert(id.clone()) {
+            repeated.0 += 1;
+            repeated.1.get_or_insert((id.clone(), i + 1));
+        }
         ids.push(id);
+    }
+    if let (n, Some((id, line))) = repeated {
+        eprintln!(
+            "warning: {name}: {n} repeated id(s), first {id} at line {line}; the last prediction of each id is used"
+        );
     }
     Ok((pm, ids))
 }
 
-/// The `cmd:` predictor: a persistent child process, one JSON row per line in, one answer per
-/// line out (`0`..`3`, a tier name, `{"tier_id", "usage"}`, or `null`/`error: …` = failed).
-/// A process that exits before answering, or writes more lines than rows, is a hard error.
+/// The `cmd:` predictor: a persistent child process ([`LineChild`]), one JSON row per line in,
+/// one answer per line out (`0`..`3`, a tier name, `{"tier_id", "usage"}`, or `null`/`error: …`
+/// = failed), each within `--cmd-timeout`. A process that exits before answering, stops
+/// answering, or writes more lines than rows, is a hard error naming the row.
 struct CommandPredictor {
     command: String,
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: Option<BufReader<std::process::ChildStdout>>,
+    child: Option<LineChild>,
 }
 
 impl CommandPredictor {
-    fn spawn(command: &str) -> Result<Self, Failure> {
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
+    fn spawn(command: &str, timeout: f64) -> Result<Self, Failure> {
+        let child = LineChild::spawn(command, crate::numarg::duration(timeout))
             .map_err(|e| Failure::bad_input(format!("cmd:{command}: cannot start: {e}")))?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| Failure::bad_input("cmd: no stdin"))?;
-        let stdout = BufReader::new(
-            child
-                .stdout
-                .take()
-                .ok_or_else(|| Failure::bad_input("cmd: no stdout"))?,
-        );
         Ok(CommandPredictor {
             command: command.to_string(),
-            child,
-            stdin: Some(stdin),
-            stdout: Some(stdout),
+            child: Some(child),
         })
-    }
-
-    /// The process is gone: one clear error, with its exit status when known.
-    fn gone(&mut self, row: usize, what: &str) -> Failure {
-        drop(self.stdin.take());
-        let status = match self.child.wait() {
-            Ok(s) => match s.code() {
-                Some(127) => " (exit status 127: command not found or cannot start)".to_string(),
-                Some(c) => format!(" (exit status {c})"),
-                None => String::new(),
-            },
-            Err(_) => String::new(),
-        };
-        Failure::bad_input(format!("cmd:{}: {what} row {row}{status}", self.command))
     }
 
     /// Predict every row in order; then close stdin and check nothing more was written.
     fn run(
-        &mut self,
+        mut self,
         rows: &[&Value],
         ids: &[String],
     ) -> Result<Vec<Result<TierPrediction, String>>, Failure> {
         let mut out = Vec::with_capacity(rows.len());
+        let Some(mut child) = self.child.take() else {
+            return Err(Failure::bad_input(format!(
+                "cmd:{}: not running",
+                self.command
+            )));
+        };
         for (i, row) in rows.iter().enumerate() {
             let line = serde_json::to_string(row).map_err(|e| Failure::bad_input(e.to_string()))?;
-            let (Some(stdin), Some(stdout)) = (self.stdin.as_mut(), self.stdout.as_mut()) else {
-                return Err(self.gone(i + 1, "closed before"));
-            };
-            if writeln!(stdin, "{line}")
-                .and_then(|_| stdin.flush())
-                .is_err()
-            {
-                return Err(self.gone(i + 1, "exited before reading"));
-            }
-            let mut answer = String::new();
-            match stdout.read_line(&mut answer) {
-                Ok(0) => return Err(self.gone(i + 1, "exited before answering")),
-                Ok(_) => {}
-                Err(e) => {
-                    return Err(Failure::bad_input(format!(
-                        "cmd:{}: cannot read the answer for row {}: {e}",
-                        self.command,
-                        i + 1
-                    )));
-                }
-            }
+            let id = ids.get(i).map(String::as_str).unwrap_or("?");
+            let answer = child.ask(&line).map_err(|e| {
+                Failure::bad_input(format!(
+                    "cmd:{}: row {} (id {id}): {e}",
+                    self.command,
+                    i + 1
+                ))
+            })?;
             let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
                 if unreadable {
                     eprintln!(
                         "warning: cmd:{}: row {}: {e}; counted as a predictor error",
-                        self.command,
-                        ids.get(i).map(String::as_str).unwrap_or("?")
+                        self.command, id
                     );
                 }
                 e
             });
             out.push(p);
         }
-        drop(self.stdin.take());
-        if let Some(stdout) = self.stdout.take() {
-            let extra = common::count_extra_output_lines(stdout);
-            if extra > 0 {
-                return Err(Failure::bad_input(format!(
-                    "cmd:{}: wrote {extra} more non-empty line(s) than the {} input rows: desynchronised (exactly one answer line per row is required)",
-                    self.command,
-                    rows.len()
-                )));
-            }
+        let extra = child.finish(std::time::Duration::from_secs(5));
+        if extra > 0 {
+            return Err(Failure::bad_input(format!(
+                "cmd:{}: wrote {extra} more non-empty line(s) than the {} input rows: desynchronised (exactly one answer line per row is required)",
+                self.command,
+                rows.len()
+            )));
         }
         Ok(out)
     }
@@ -377,14 +352,10 @@ fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
             tier_id: n.as_i64().unwrap_or(-1),
             usage: None,
         }),
-        _ => Err((format!("unreadable answer {a:?}"), true)),
-    }
-}
-
-impl Drop for CommandPredictor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        _ => Err((
+            format!("unreadable answer {:?}", crate::child::clip(a)),
+            true,
+        )),
     }
 }
 
@@ -542,7 +513,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         let spec = a.predictor.as_str();
         if let Some(cmd) = spec.strip_prefix("cmd:") {
             let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
-            CommandPredictor::spawn(cmd)?.run(&values, &ids)?
+            CommandPredictor::spawn(cmd, a.cmd_timeout)?.run(&values, &ids)?
         } else {
             let mut p: Box<dyn TierPredictor> = if spec == "gold" {
                 Box::new(GoldPredictor)

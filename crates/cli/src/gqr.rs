@@ -10,9 +10,8 @@
 //! The data comes from a build (`routeval data fetch gqr`, default `<gqr cache>/build`,
 //! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
 
-use crate::common::{
-    CmdResult, EXIT_OK, Failure, count_extra_output_lines, display_name, emit, open_input,
-};
+use crate::child::LineChild;
+use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
 use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
 use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
@@ -20,7 +19,7 @@ use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_routing_scores::gqr::{GqrAccumulator, RawLabel, UnseenAccumulator};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -120,6 +119,10 @@ struct ScoreArgs {
     /// integer label per line out.
     #[arg(long, value_name = "ROUTER")]
     cmd: Option<String>,
+    /// With `--cmd`: seconds to wait for each answer before giving up (the router's process
+    /// group is then killed and the run fails, exit 2).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numarg::timeout_secs, requires = "cmd", allow_hyphen_values = true)]
+    cmd_timeout: f64,
     /// Score GQR-unseen (the nine unseen ID sets with the OOD sets) instead of GQR.
     #[arg(long)]
     unseen: bool,
@@ -192,6 +195,10 @@ impl Data {
             ),
         };
         let manifest = read_manifest(&dir).map_err(Failure::bad_input)?;
+        crate::output::note_input(&dir.join("manifest.json"));
+        for f in &manifest.files {
+            crate::output::note_input(&dir.join(&f.path));
+        }
         let mut splits = HashMap::new();
         for w in wanted {
             if manifest
@@ -393,86 +400,59 @@ impl Latency {
     }
 }
 
-/// A persistent router process.
+/// A persistent router process ([`LineChild`]): one JSON string per line in, one label per
+/// line out, each answer within `--cmd-timeout`.
 struct Router {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: Option<BufReader<std::process::ChildStdout>>,
+    child: Option<LineChild>,
     cmd: String,
     line: u64,
 }
 
 impl Router {
-    fn spawn(cmd: &str) -> Result<Router, Failure> {
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
+    fn spawn(cmd: &str, timeout: f64) -> Result<Router, Failure> {
+        let child = LineChild::spawn(cmd, crate::numarg::duration(timeout))
             .map_err(|e| Failure::bad_input(format!("--cmd {cmd:?}: cannot start: {e}")))?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| Failure::bad_input("router stdin"))?;
-        let stdout = BufReader::new(
-            child
-                .stdout
-                .take()
-                .ok_or_else(|| Failure::bad_input("router stdout"))?,
-        );
         Ok(Router {
-            child,
-            stdin: Some(stdin),
-            stdout: Some(stdout),
+            child: Some(child),
             cmd: cmd.to_string(),
             line: 0,
         })
     }
 
-    fn route(&mut self, text: &str) -> Result<RawLabel, Failure> {
+    /// Route the text of row `id`.
+    fn route(&mut self, text: &str, id: &str) -> Result<RawLabel, Failure> {
         self.line += 1;
         let fail = |what: String| {
             Failure::bad_input(format!(
-                "router {:?}: output line {}: {what}",
+                "router {:?}: output line {} (row {id}): {what}",
                 self.cmd, self.line
             ))
         };
-        let mut msg = serde_json::to_string(text).unwrap_or_default();
-        msg.push('\n');
-        let (Some(stdin), Some(stdout)) = (self.stdin.as_mut(), self.stdout.as_mut()) else {
+        let msg = serde_json::to_string(text).unwrap_or_default();
+        let Some(child) = self.child.as_mut() else {
             return Err(fail("the router was already closed".into()));
         };
-        stdin
-            .write_all(msg.as_bytes())
-            .and_then(|()| stdin.flush())
-            .map_err(|e| fail(format!("cannot write: {e}")))?;
-        let mut reply = String::new();
-        let n = stdout
-            .read_line(&mut reply)
-            .map_err(|e| fail(format!("cannot read: {e}")))?;
-        if n == 0 {
-            return Err(fail("the router exited before answering".into()));
-        }
+        let reply = child.ask(&msg).map_err(|e| fail(e.to_string()))?;
         let t = reply.trim();
         match serde_json::from_str::<Value>(t)
             .ok()
             .and_then(|v| RawLabel::from_json(&v))
         {
             Some(l @ (RawLabel::Int(_) | RawLabel::Float(_))) => Ok(l),
-            _ => Err(fail(format!("expected an integer label, got {t:?}"))),
+            _ => Err(fail(format!(
+                "expected an integer label, got {:?}",
+                crate::child::clip(t)
+            ))),
         }
     }
-}
 
-impl Router {
-    /// Close the router's stdin and check it wrote nothing beyond one line per input.
+    /// Close the router's stdin and check it wrote nothing beyond one line per input; the
+    /// router's process group is killed afterwards.
     fn finish(&mut self) -> Result<(), Failure> {
-        drop(self.stdin.take());
-        let Some(stdout) = self.stdout.take() else {
+        let Some(child) = self.child.take() else {
             return Ok(());
         };
-        let extra = count_extra_output_lines(stdout);
+        let extra = child.finish(std::time::Duration::from_secs(5));
         if extra > 0 {
             return Err(Failure::bad_input(format!(
                 "router {:?}: wrote {extra} more non-empty line(s) than the {} inputs: desynchronised (exactly one output line per input line is required)",
@@ -480,13 +460,6 @@ impl Router {
             )));
         }
         Ok(())
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -646,7 +619,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
         }
         (None, Some(cmd)) => {
-            let mut router = Router::spawn(cmd)?;
+            let mut router = Router::spawn(cmd, a.cmd_timeout)?;
             let bar = indicatif::ProgressBar::new(total as u64);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -656,7 +629,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             );
             for r in id_rows.iter().chain(ood_rows) {
                 let t0 = Instant::now();
-                let l = router.route(&r.text)?;
+                let l = router.route(&r.text, &r.id)?;
                 latency.0.push(t0.elapsed().as_secs_f64() * 1000.0);
                 labels.push(l);
                 label_lines.push(router.line);

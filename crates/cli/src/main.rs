@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module and returns a [`common::CmdResult`]; `main` turns
 //! it into the exit status (see [`common`] for the conventions).
 
+mod child;
 mod common;
 mod compare;
 mod crb;
@@ -11,8 +12,11 @@ mod filter;
 mod frontier;
 mod gqr;
 mod input;
+mod numarg;
+mod output;
 mod rag;
 mod route;
+mod signals;
 mod trec;
 
 use clap::{Parser, Subcommand};
@@ -60,6 +64,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    signals::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

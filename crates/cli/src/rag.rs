@@ -368,32 +368,61 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             ));
         }
     };
-    let parse_num = |name: &str, v: &Option<String>, default: u64| -> Result<u64, String> {
-        match v {
-            None => Ok(default),
-            Some(s) => match py_int_str(s) {
-                Some(n) if n >= 0 => Ok(n as u64),
-                _ => Err(format!(
-                    "argument --{name}: invalid int value: {}",
-                    pyfmt::repr_str(s)
-                )),
-            },
-        }
-    };
+    // Each numeric option within what it can sensibly mean (`crate::numarg`'s bounds).
+    if args.json && format.is_some() {
+        // Two different stdout formats asked for: refuse rather than pick one silently.
+        return usage_error("argument --format: not allowed with argument --json");
+    }
+    let parse_num =
+        |name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64| -> Result<u64, String> {
+            match v {
+                None => Ok(default),
+                Some(s) => match py_int_str(s) {
+                    Some(n) if (lo..=hi).contains(&n) => Ok(n as u64),
+                    Some(_) => Err(format!(
+                        "argument --{name}: {} is out of range (expected {lo}..={hi})",
+                        pyfmt::repr_str(s)
+                    )),
+                    None => Err(format!(
+                        "argument --{name}: invalid int value: {}",
+                        pyfmt::repr_str(s)
+                    )),
+                },
+            }
+        };
     let (batch, timeout, retries, backoff) = match (
-        parse_num("embed-batch", &args.embed_batch, 256),
+        parse_num(
+            "embed-batch",
+            &args.embed_batch,
+            256,
+            1,
+            crate::numarg::MAX_BATCH as i64,
+        ),
         match &args.embed_timeout {
             None => Ok(60.0),
             Some(s) => match py_float_str(s) {
-                Some(v) if v > 0.0 && v.is_finite() => Ok(v),
+                Some(v) if v > 0.0 && v <= crate::numarg::MAX_SECONDS => Ok(v),
                 _ => Err(format!(
-                    "argument --embed-timeout: invalid float value: {}",
-                    pyfmt::repr_str(s)
+                    "argument --embed-timeout: invalid value: {} (expected seconds, more than 0, at most {})",
+                    pyfmt::repr_str(s),
+                    crate::numarg::MAX_SECONDS
                 )),
             },
         },
-        parse_num("embed-retries", &args.embed_retries, 5),
-        parse_num("embed-backoff-ms", &args.embed_backoff_ms, 500),
+        parse_num(
+            "embed-retries",
+            &args.embed_retries,
+            5,
+            0,
+            crate::numarg::MAX_COUNT as i64,
+        ),
+        parse_num(
+            "embed-backoff-ms",
+            &args.embed_backoff_ms,
+            500,
+            0,
+            (crate::numarg::MAX_SECONDS * 1000.0) as i64,
+        ),
     ) {
         (Ok(b), Ok(t), Ok(r), Ok(bo)) => (b, t, r, bo),
         (Err(m), ..) | (_, Err(m), ..) | (_, _, Err(m), _) | (.., Err(m)) => {
@@ -463,8 +492,8 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Ok(r) => r,
             Err(msg) => return input_error(&msg),
         };
-        if let Err(msg) = write_outputs(&report, &args, format, weakest) {
-            return input_error(&msg);
+        if let Err(e) = write_outputs(&report, &args, format, weakest) {
+            return e.report();
         }
         if args.strict && !report.ok() {
             return Ok(common::EXIT_STRICT);
@@ -483,7 +512,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     };
 
     // The embedding backend, if any.
-    let timeout = Duration::from_secs_f64(timeout);
+    let timeout = crate::numarg::duration(timeout);
     let mut embedder: Option<Box<dyn Embedder>> = None;
     if let Some(c) = &args.embed_cmd {
         embedder = Some(Box::new(embed::CmdEmbedder::new(c.clone(), timeout)));
@@ -538,10 +567,16 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         Err(e) => return input_error(&e.to_string()),
     };
     drop(embedder);
+    if args.strict && selection.is_some() && report.n_cases == 0 {
+        // A gate over no case would pass vacuously.
+        return Err(common::Failure::bad_input(
+            "--strict: --where selected 0 cases: nothing to gate",
+        ));
+    }
 
     // Outputs, in the reference's order: the file first, then stdout.
-    if let Err(msg) = write_outputs(&report, &args, format, weakest) {
-        return input_error(&msg);
+    if let Err(e) = write_outputs(&report, &args, format, weakest) {
+        return e.report();
     }
     let failed = !report.ok();
     // The process exits next and the OS takes the memory back at once: freeing 100k
@@ -607,6 +642,7 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
         return Err(msg);
     }
     let file = std::fs::File::open(path).map_err(|e| os_error(&e, target))?;
+    crate::output::note_input_file(&file, path);
     if let Some(map) = common::map_file(&file) {
         return Ok((Input::Mapped(map), target.to_string()));
     }
@@ -723,12 +759,29 @@ fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {
     buf
 }
 
+/// Why the outputs could not be written.
+enum OutError {
+    /// `--output` failed: the reference's `OSError` line, exit 1.
+    File(String),
+    /// An output over an input, or stdout failed (EPIPE included): one line, exit 2.
+    Fatal(common::Failure),
+}
+
+impl OutError {
+    fn report(self) -> CmdResult {
+        match self {
+            OutError::File(msg) => input_error(&msg),
+            OutError::Fatal(f) => Err(f),
+        }
+    }
+}
+
 fn write_outputs(
     report: &RagReport,
     args: &RagArgs,
     format: Option<RowFormat>,
     weakest: i64,
-) -> Result<(), String> {
+) -> Result<(), OutError> {
     let text = || report.render(PROG, weakest);
     if let Some(path) = &args.output {
         let bytes = match format {
@@ -741,8 +794,11 @@ fn write_outputs(
             }
             None => format!("{}\n", text()).into_bytes(),
         };
-        std::fs::write(path, bytes).map_err(|e| os_error(&e, path))?;
+        crate::output::check_not_input(Path::new(path)).map_err(OutError::Fatal)?;
+        crate::output::write_file_io(Path::new(path), &bytes)
+            .map_err(|e| OutError::File(os_error(&e, path)))?;
     }
+    crate::output::check_stdout_not_input().map_err(OutError::Fatal)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let res = match (format, &args.output) {
@@ -767,9 +823,6 @@ fn write_outputs(
             writeln!(out, "{s}")
         }
     };
-    match res.and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(os_error(&e, "<stdout>")),
-    }
+    res.and_then(|()| out.flush())
+        .map_err(|e| OutError::Fatal(crate::output::stdout_failure(&e)))
 }

@@ -110,7 +110,31 @@ pub(crate) fn find_routed(config: &Value) -> Result<(Vec<Value>, Map<String, Val
     )
 }
 
-fn load_config(path: &Path) -> Result<Value, Failure> {
+/// The line of the first `"key":` in a JSON text (for messages about a key).
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let quoted = serde_json::to_string(key).ok()?;
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&quoted) {
+        let at = from + i;
+        let rest = text[at + quoted.len()..].trim_start();
+        if rest.starts_with(':') {
+            return Some(text[..at].matches('\n').count() + 1);
+        }
+        from = at + quoted.len();
+    }
+    None
+}
+
+/// Keys of the plain config form.
+const CONFIG_KEYS: [&str; 4] = [
+    "routes",
+    "on_unmatched",
+    "on_missing_key",
+    "extra_info_templates",
+];
+
+/// Returns the config and, for a JSON config, its text (to name lines in messages).
+fn load_config(path: &Path) -> Result<(Value, Option<String>), Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
     let is_jsonnet = path
@@ -123,7 +147,7 @@ fn load_config(path: &Path) -> Result<Value, Failure> {
     } else {
         String::from_utf8(bytes).map_err(|e| Failure::bad_input(format!("{name}: {e}")))?
     };
-    serde_json::from_str(&text).map_err(|e| {
+    let v = serde_json::from_str(&text).map_err(|e| {
         // A plain JSON config: the line is the file's; after Jsonnet, the generated text's.
         let at = if is_jsonnet {
             name.clone()
@@ -131,19 +155,39 @@ fn load_config(path: &Path) -> Result<Value, Failure> {
             format!("{name}:{}", e.line())
         };
         Failure::bad_input(format!("{at}: invalid JSON: {e}"))
-    })
+    })?;
+    Ok((v, (!is_jsonnet).then_some(text)))
 }
 
 /// Run `routeval route`.
 pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let cname = display_name(&args.config);
-    let config = load_config(&args.config)?;
+    let (config, config_text) = load_config(&args.config)?;
+    // `FILE:LINE` of a key, when the config is JSON and the key is found.
+    let at_key = |key: &str| match config_text.as_deref().and_then(|t| key_line(t, key)) {
+        Some(l) => format!("{cname}:{l}"),
+        None => cname.clone(),
+    };
+    if let (Value::Object(top), Some(_)) = (&config, config.get("routes"))
+        && let Some(k) = top.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str()))
+    {
+        return Err(Failure::bad_input(format!(
+            "{}: unknown_key: unknown key {k:?} (expected one of: {})",
+            at_key(k),
+            CONFIG_KEYS.join(", ")
+        )));
+    }
     let (routed_cfgs, templates) =
         find_routed(&config).map_err(|e| Failure::bad_input(format!("{cname}: {e}")))?;
     let mut metrics = Vec::new();
     for c in &routed_cfgs {
-        let qr = QueryRoutedMetric::from_config(c, BuiltinMetric::from_config)
-            .map_err(|e| Failure::bad_input(format!("{cname}: {e}")))?;
+        let qr = QueryRoutedMetric::from_config(c, BuiltinMetric::from_config).map_err(|e| {
+            let at = match &e {
+                RouteError::UnknownKey { key, .. } => at_key(key),
+                _ => cname.clone(),
+            };
+            Failure::bad_input(format!("{at}: {e}"))
+        })?;
         metrics.push(qr);
     }
 
@@ -324,12 +368,12 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::bad_input(format!("{}: cannot create: {e}", dir.display())))?;
         let mpath = dir.join("metrics.json");
-        std::fs::write(&mpath, format!("{metrics_json}\n").as_bytes())
-            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", mpath.display())))?;
         let opath = dir.join("outputs.jsonl");
-        let f = std::fs::File::create(&opath)
-            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
-        let mut w = std::io::BufWriter::new(f);
+        // Both refused before either is written when one of them is an input.
+        crate::output::check_not_input(&mpath)?;
+        crate::output::check_not_input(&opath)?;
+        crate::output::write_file(&mpath, format!("{metrics_json}\n").as_bytes())?;
+        let mut w = crate::output::AtomicFile::create(&opath)?;
         for (rec, d) in records.into_iter().zip(details) {
             let mut obj = match rec {
                 Value::Object(m) => m,
@@ -342,8 +386,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
                 Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
             })?;
         }
-        w.flush()
-            .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
+        w.commit()?;
         eprintln!("wrote {} and {}", mpath.display(), opath.display());
     }
     if args.json {

@@ -43,8 +43,9 @@ pub(crate) struct TrecArgs {
         long = "level-for-rel",
         visible_alias = "level_for_rel",
         value_name = "NUM",
-        default_value_t = 1,
-        allow_negative_numbers = true
+        default_value = "1",
+        allow_negative_numbers = true,
+        value_parser = crate::numarg::rel_level
     )]
     pub(crate) level: i64,
     /// Print no summary (the `all` lines), only per-query values with -q (trec_eval -n).
@@ -64,8 +65,9 @@ pub(crate) struct TrecArgs {
         long = "num-docs-in-coll",
         visible_alias = "Number_docs_in_coll",
         value_name = "NUM",
-        default_value_t = 0,
-        allow_negative_numbers = true
+        default_value = "0",
+        allow_negative_numbers = true,
+        value_parser = crate::numarg::size_or_zero
     )]
     pub(crate) num_docs: i64,
     /// Evaluate only the top NUM documents of each query, after ranking (trec_eval -M).
@@ -73,7 +75,9 @@ pub(crate) struct TrecArgs {
         short = 'M',
         long = "max-retrieved-per-topic",
         visible_alias = "Max_retrieved_per_topic",
-        value_name = "NUM"
+        value_name = "NUM",
+        allow_negative_numbers = true,
+        value_parser = max_docs_value
     )]
     pub(crate) max_docs: Option<u64>,
     /// Print JSON instead: {"all": {measure: value}, "per_query": {qid: {measure: value}}}
@@ -226,8 +230,10 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         );
     }
     let out = if args.json {
-        let mut v = serde_json::to_vec(&trec::format::JsonView::new(&ev, args.query))
-            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
+        let mut v = serde_json::to_vec(
+            &trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary),
+        )
+        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
         v.push(b'\n');
         v
     } else {
@@ -235,4 +241,9 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     };
     common::emit(args.output.as_ref(), &out)?;
     Ok(common::EXIT_OK)
+}
+
+/// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.
+fn max_docs_value(s: &str) -> Result<u64, String> {
+    crate::numarg::positive_size(s).map(|v| v as u64)
 }

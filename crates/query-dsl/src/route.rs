@@ -77,6 +77,17 @@ pub enum RouteError {
         /// The error.
         error: Box<RouteError>,
     },
+    /// A configuration object has a key it does not know (a misspelling such as `"wher"`
+    /// would otherwise be ignored and change what is selected).
+    #[error("unknown_key: {context}: unknown key {key:?} (expected one of: {expected})")]
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// Where: e.g. `route "easy"`.
+        context: String,
+        /// The keys that are accepted, comma-separated.
+        expected: String,
+    },
     /// A metric cannot score an instance (e.g. `score:PATH` is missing or not a number).
     #[error("bad_instance: instance {index}: {message}")]
     BadInstance {
@@ -86,6 +97,9 @@ pub enum RouteError {
         message: String,
     },
 }
+
+/// The keys of a route object (spec B11).
+pub const ROUTE_KEYS: [&str; 4] = ["name", "where", "metrics", "group_by"];
 
 impl RouteError {
     /// The error kind (`"key_collision"`, `"unmatched"`, or the [`QueryError::kind`]).
@@ -101,6 +115,7 @@ impl RouteError {
             RouteError::KeyCollision(_) => "key_collision",
             RouteError::BadMetric(_) => "bad_metric",
             RouteError::BadInstance { .. } => "bad_instance",
+            RouteError::UnknownKey { .. } => "unknown_key",
         }
     }
 
@@ -406,8 +421,23 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
             if !seen.insert(name.clone()) {
                 return Err(RouteError::DuplicateRouteName(name));
             }
+            // A misspelt key (`"wher"`) would silently select everything: refuse it.
+            if let Some(k) = obj.keys().find(|k| !ROUTE_KEYS.contains(&k.as_str())) {
+                return Err(RouteError::UnknownKey {
+                    key: k.clone(),
+                    context: format!("route {name:?}"),
+                    expected: ROUTE_KEYS.join(", "),
+                });
+            }
             let metric_specs = match obj.get("metrics") {
                 Some(Value::Array(m)) if !m.is_empty() => m,
+                Some(other @ (Value::String(_) | Value::Object(_))) => {
+                    return Err(RouteError::BadRoute(format!(
+                        "route {name:?}: metrics must be a list, got {} (e.g. [{}])",
+                        crate::py_type_name(other),
+                        other
+                    )));
+                }
                 _ => {
                     return Err(RouteError::BadRoute(format!(
                         "route {name:?} needs at least one metric"

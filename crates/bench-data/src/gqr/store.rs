@@ -57,6 +57,16 @@ pub enum StoreError {
     /// No build in this directory.
     #[error("{0}: no GQR-Bench build here (run `routeval data fetch gqr`; offline: `--from DIR`)")]
     NoBuild(PathBuf),
+    /// A split file differs from what `manifest.json` records (truncated, emptied, edited).
+    #[error(
+        "{path}: {problem}: the build was changed after it was made; rebuild it (`cargo xtask build-data gqr`)"
+    )]
+    Mismatch {
+        /// The split file.
+        path: PathBuf,
+        /// What differs (row count or blake3).
+        problem: String,
+    },
     /// The split was not built.
     #[error("split {split:?} was not built in {dir}{why}")]
     NoSplit {
@@ -203,6 +213,26 @@ pub fn read_split(dir: &Path, name: &str) -> Result<Vec<ExportRow>, StoreError> 
     }
     let p = dir.join(&file);
     let bytes = std::fs::read(&p).map_err(io(&p))?;
+    // Verified when read: the row count always, the blake3 unless the manifest records none
+    // (`-`, hand-made test builds).
+    if let Some(entry) = m.files.iter().find(|f| f.path == file) {
+        let rows = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        if rows != entry.rows {
+            return Err(StoreError::Mismatch {
+                path: p,
+                problem: format!("{rows} rows, manifest.json says {}", entry.rows),
+            });
+        }
+        if entry.blake3 != "-" {
+            let h = blake3::hash(&bytes).to_hex().to_string();
+            if h != entry.blake3 {
+                return Err(StoreError::Mismatch {
+                    path: p,
+                    problem: format!("blake3 {h}, manifest.json says {}", entry.blake3),
+                });
+            }
+        }
+    }
     let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     if body.is_empty() {
         return Ok(Vec::new());

@@ -32,20 +32,21 @@ pub(crate) struct LlmArgs {
     /// Environment variable holding the API key (sent as `Authorization: Bearer …`).
     #[arg(long, default_value = "OPENAI_API_KEY")]
     pub(crate) llm_key_env: String,
-    /// Requests in flight at once.
-    #[arg(long, default_value_t = 4)]
+    /// Requests in flight at once (1..=10000).
+    #[arg(long, default_value = "4", value_parser = crate::numarg::count_usize, allow_hyphen_values = true)]
     pub(crate) concurrency: usize,
     /// Directory caching replies by blake3(model, prompt); a re-run makes no request.
     #[arg(long)]
     pub(crate) cache_dir: Option<PathBuf>,
-    /// Attempts per request (the reference's `max_attempts`).
-    #[arg(long, default_value_t = 4)]
+    /// Attempts per request (the reference's `max_attempts`, 1..=10000).
+    #[arg(long, default_value = "4", value_parser = crate::numarg::count, allow_hyphen_values = true)]
     pub(crate) llm_max_attempts: u32,
-    /// Seconds before the first retry (doubling each time).
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds before the first retry (0..=86400), doubling each time; each wait is capped at
+    /// max(60 s, this value).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = crate::numarg::wait_secs, allow_hyphen_values = true)]
     pub(crate) llm_backoff: f64,
-    /// Request timeout in seconds.
-    #[arg(long, default_value_t = 180.0)]
+    /// Request timeout in seconds (more than 0, at most 86400).
+    #[arg(long, value_name = "SECONDS", default_value = "180", value_parser = crate::numarg::timeout_secs, allow_hyphen_values = true)]
     pub(crate) llm_timeout: f64,
     /// System-prompt cache block: `auto` (models containing "claude"), `on`, `off`.
     #[arg(long, default_value = "auto")]
@@ -53,8 +54,8 @@ pub(crate) struct LlmArgs {
     /// System instruction (default: the reference's routing-labeler instruction).
     #[arg(long)]
     pub(crate) llm_system_instruction: Option<String>,
-    /// `max_tokens` of each request.
-    #[arg(long, default_value_t = 4)]
+    /// `max_tokens` of each request (1..=10000000).
+    #[arg(long, default_value = "4", value_parser = crate::numarg::max_tokens, allow_hyphen_values = true)]
     pub(crate) llm_max_tokens: i64,
 }
 
@@ -111,7 +112,7 @@ impl LlmPredictor {
         let agent = ureq::Agent::new_with_config(
             ureq::Agent::config_builder()
                 .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs_f64(a.llm_timeout.max(0.001))))
+                .timeout_global(Some(crate::numarg::duration(a.llm_timeout)))
                 .build(),
         );
         Ok(LlmPredictor {
@@ -184,24 +185,28 @@ impl LlmPredictor {
                 }
             };
             let _ = retry_err;
-            std::thread::sleep(Duration::from_secs_f64(
-                self.backoff * 2f64.powi(attempt as i32 - 1),
-            ));
+            std::thread::sleep(backoff_wait(self.backoff, attempt));
             attempt += 1;
         };
         if let Some(p) = &cache {
             let _ = std::fs::create_dir_all(p.parent().unwrap_or(p));
-            let tmp = p.with_extension("tmp");
             let v = json!({"model": self.cfg.model, "tier_id": reply.tier_id, "raw_content": reply.raw_content, "usage": reply.usage});
-            if std::fs::write(&tmp, v.to_string()).is_ok() {
-                let _ = std::fs::rename(&tmp, p);
-            }
+            // Atomic (temporary file + rename): a reader never sees a partial entry.
+            let _ = crate::output::write_file_io(p, v.to_string().as_bytes());
         }
         Ok(TierPrediction {
             tier_id: reply.tier_id,
             usage: reply.usage,
         })
     }
+}
+
+/// The wait before retry `attempt + 1`: `backoff * 2^(attempt-1)` seconds, at most
+/// max(60 s, backoff) (an exponent never overflows into a panic or a day-long sleep).
+fn backoff_wait(backoff: f64, attempt: u32) -> Duration {
+    let cap = backoff.max(60.0);
+    let secs = backoff * 2f64.powi(attempt.saturating_sub(1).min(64) as i32);
+    crate::numarg::duration(secs.min(cap))
 }
 
 impl TierPredictor for LlmPredictor {

@@ -109,8 +109,9 @@ pub(crate) struct SelectArgs {
     /// Manifest whose `sources.*.line_count` set the sampling quotas (with `--n`).
     #[arg(long)]
     manifest: Option<PathBuf>,
-    /// Sample N rows proportionally to the manifest's line counts (default: the whole bank).
-    #[arg(long)]
+    /// Sample N rows proportionally to the manifest's line counts (default: the whole bank;
+    /// 1..=10^12).
+    #[arg(long, value_parser = crate::numarg::sample_size, allow_negative_numbers = true)]
     n: Option<i64>,
     /// Keep only rows of this benchmark (repeat for several).
     #[arg(long = "benchmark")]

@@ -7,11 +7,9 @@
 //! * [`CmdEmbedder`]: a long-running child process speaking one JSON array of texts per line on
 //!   its stdin and answering one JSON array of vectors per line on its stdout.
 
+use crate::child::LineChild;
 use ndarray::Array2;
 use routeval_retrieval_metrics::rag::{EmbedError, Embedder};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
 /// Turn a JSON reply (an array of `n` number arrays, or one number array when `n == 1`) into
@@ -64,16 +62,15 @@ pub(crate) fn matrix_from_json(v: &serde_json::Value, n: usize) -> Result<Array2
 // ------------------------------------------------------------------------------------------
 // Child process.
 
-/// `--embed-cmd CMD`: runs `CMD` with `sh -c` once per run; each [`Embedder::embed`] call
-/// writes one JSON array of strings and a newline to its stdin and reads one line back, a JSON
-/// array with one vector per text. stderr passes through. A reply slower than `timeout`, an
-/// early exit or an unparsable line is an error.
+/// `--embed-cmd CMD`: runs `CMD` with `sh -c` once per run (a [`LineChild`], started at the
+/// first call); each [`Embedder::embed`] call writes one JSON array of strings and a newline to
+/// its stdin and reads one line back, a JSON array with one vector per text. stderr passes
+/// through. A reply slower than `timeout`, an early exit or an unparsable line is an error; the
+/// command's process group is killed when the run ends.
 pub(crate) struct CmdEmbedder {
     cmd: String,
     timeout: Duration,
-    child: Option<Child>,
-    stdin: Option<ChildStdin>,
-    lines: Option<Receiver<std::io::Result<String>>>,
+    child: Option<LineChild>,
 }
 
 impl CmdEmbedder {
@@ -82,103 +79,30 @@ impl CmdEmbedder {
             cmd,
             timeout,
             child: None,
-            stdin: None,
-            lines: None,
         }
-    }
-
-    fn start(&mut self) -> Result<(), EmbedError> {
-        if self.child.is_some() {
-            return Ok(());
-        }
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&self.cmd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| EmbedError::Failed(format!("cannot start embed command: {e}")))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| EmbedError::Failed("embed command has no stdout".into()))?;
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        if tx.send(Ok(line)).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        break;
-                    }
-                }
-            }
-        });
-        self.stdin = child.stdin.take();
-        self.lines = Some(rx);
-        self.child = Some(child);
-        Ok(())
     }
 }
 
 impl Embedder for CmdEmbedder {
     fn embed(&mut self, texts: &[String]) -> Result<Array2<f64>, EmbedError> {
-        self.start()?;
+        if self.child.is_none() {
+            let c = LineChild::spawn(&self.cmd, self.timeout)
+                .map_err(|e| EmbedError::Failed(format!("cannot start embed command: {e}")))?;
+            self.child = Some(c);
+        }
         let line = serde_json::to_string(texts).map_err(|e| EmbedError::Failed(e.to_string()))?;
-        let stdin = self
-            .stdin
+        let child = self
+            .child
             .as_mut()
-            .ok_or_else(|| EmbedError::Failed("embed command stdin closed".into()))?;
-        // A write error (the command already exited) is reported through the read below,
-        // which sees either the command's last words or its exit.
-        let written = stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush());
-        let rx = self
-            .lines
-            .as_ref()
             .ok_or_else(|| EmbedError::Failed("embed command not running".into()))?;
-        let reply = match rx.recv_timeout(self.timeout) {
-            Ok(Ok(l)) => l,
-            Ok(Err(e)) => {
-                return Err(EmbedError::Failed(format!(
-                    "reading the embed command: {e}"
-                )));
-            }
-            Err(RecvTimeoutError::Timeout) if written.is_err() => {
-                return Err(EmbedError::Failed(format!(
-                    "cannot write to the embed command: {}",
-                    written.err().map(|e| e.to_string()).unwrap_or_default()
-                )));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(EmbedError::Failed(format!(
-                    "the embed command did not answer within {} s",
-                    self.timeout.as_secs_f64()
-                )));
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                let status = self
-                    .child
-                    .as_mut()
-                    .and_then(|c| c.wait().ok())
-                    .map_or_else(|| "unknown status".to_string(), |s| s.to_string());
-                return Err(EmbedError::Failed(format!(
-                    "the embed command exited before answering ({status})"
-                )));
-            }
-        };
+        let reply = child
+            .ask(&line)
+            .map_err(|e| EmbedError::Failed(format!("the embed command {e}")))?;
         let v: serde_json::Value = serde_json::from_str(reply.trim()).map_err(|e| {
-            EmbedError::Failed(format!("the embed command's reply is not JSON: {e}"))
+            EmbedError::Failed(format!(
+                "the embed command's reply is not JSON: {e}: {:?}",
+                crate::child::clip(reply.trim())
+            ))
         })?;
         matrix_from_json(&v, texts.len())
     }
@@ -186,17 +110,10 @@ impl Embedder for CmdEmbedder {
 
 impl Drop for CmdEmbedder {
     fn drop(&mut self) {
-        // Closing stdin is the end-of-run signal; give the child a moment, then stop it.
-        self.stdin.take();
-        if let Some(mut child) = self.child.take() {
-            for _ in 0..50 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+        // Closing stdin is the end-of-run signal; give the command a moment, then its group
+        // is killed.
+        if let Some(c) = self.child.take() {
+            let _ = c.finish(Duration::from_millis(500));
         }
     }
 }
@@ -278,12 +195,13 @@ impl HttpEmbedder {
                         })?;
                         return parse_openai(&v, texts.len());
                     }
+                    // A server value is sanitised, never trusted: NaN, negative or garbage
+                    // is ignored, a huge wait is capped at 60 s.
                     let retry_after = resp
                         .headers()
                         .get("retry-after")
                         .and_then(|h| h.to_str().ok())
-                        .and_then(|s| s.trim().parse::<f64>().ok())
-                        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 60.0)));
+                        .and_then(|s| crate::numarg::retry_after(s, Duration::from_secs(60)));
                     let text = resp.body_mut().read_to_string().unwrap_or_default();
                     let snippet: String = text.chars().take(200).collect();
                     let why = format!("HTTP {status} from {}: {}", self.cfg.url, snippet.trim());
@@ -309,7 +227,15 @@ impl HttpEmbedder {
                     "{why} (after {tries} attempt(s))"
                 )));
             }
-            let wait = retry_after.unwrap_or(self.cfg.backoff * 2u32.saturating_pow(attempt));
+            // Exponential backoff, each wait capped at max(60 s, the first backoff).
+            let cap = self.cfg.backoff.max(Duration::from_secs(60));
+            let wait = retry_after.unwrap_or_else(|| {
+                self.cfg
+                    .backoff
+                    .checked_mul(2u32.saturating_pow(attempt.min(31)))
+                    .unwrap_or(cap)
+                    .min(cap)
+            });
             std::thread::sleep(wait);
             attempt += 1;
         }

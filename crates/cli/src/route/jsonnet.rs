@@ -52,6 +52,7 @@ impl<'p> Callbacks<'p> for Cb<'_> {
         path: &str,
     ) -> Result<Thunk<'p>, ImportError> {
         let full = self.dir.join(path);
+        crate::output::note_input(&full);
         let bytes = std::fs::read(&full).map_err(|e| {
             self.import_failure = Some(ImportFailure::Io(e));
             ImportError

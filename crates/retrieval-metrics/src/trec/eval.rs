@@ -143,6 +143,20 @@ impl TrecAccumulator {
     }
 }
 
+/// trec_eval's `num_rel` summary under `-c` (`te_calc_avg_num_rel`, m_num_rel.c): not the sum
+/// of the per-query values but every judgment of the raw qrels with rel > 0, in every query,
+/// whatever `-l` says (with `-l 2`, a rel-1 judgment counts here but in no query's `num_rel`).
+fn complete_num_rel(measures: &MeasureSet, qrels: &Qrels, summary: &mut [f64]) {
+    if let Some(meas) = measures
+        .measures()
+        .iter()
+        .find(|m| m.id == MeasureId::NumRel)
+    {
+        let n: u64 = qrels.queries().iter().map(|q| q.num_rel(1)).sum();
+        summary[meas.offset] = n as f64;
+    }
+}
+
 impl Accumulator for TrecAccumulator {
     fn merge(&mut self, other: Self) {
         if self.sums.len() < other.sums.len() {

@@ -121,12 +121,24 @@ struct PerQueryView<'a>(&'a Evaluation);
 pub struct JsonView<'a> {
     ev: &'a Evaluation,
     per_query: bool,
+    summary: bool,
 }
 
 impl<'a> JsonView<'a> {
     /// View `ev` as JSON; `per_query` adds the per-query object.
     pub fn new(ev: &'a Evaluation, per_query: bool) -> Self {
-        JsonView { ev, per_query }
+        JsonView {
+            ev,
+            per_query,
+            summary: true,
+        }
+    }
+
+    /// Whether the `all` object is included (default true); false for trec_eval's `-n`
+    /// (no summary), as the text output then omits the `all` lines.
+    pub fn with_summary(mut self, summary: bool) -> Self {
+        self.summary = summary;
+        self
     }
 }
 
@@ -195,7 +207,9 @@ impl Serialize for PerQueryView<'_> {
 impl Serialize for JsonView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("all", &AllView(self.ev))?;
+        if self.summary {
+            map.serialize_entry("all", &AllView(self.ev))?;
+        }
         if self.per_query {
             map.serialize_entry("per_query", &PerQueryView(self.ev))?;
         }

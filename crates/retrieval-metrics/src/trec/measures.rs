@@ -77,9 +77,11 @@ pub fn r_precision(j: &JudgedRanking, level: i64) -> f64 {
 }
 
 fn bpref_raw(j: &JudgedRanking, level: i64) -> f64 {
+    // Judged non-relevant documents: levels 0..level. Only recorded levels can be non-zero,
+    // so the loop stops at the highest one (linear in the levels present, not in `-l`).
     let mut num_nonrel = 0u64;
     let mut l = 0i64;
-    while l < level {
+    while l < level.min(j.num_levels()) {
         num_nonrel += j.level_count(l);
         l += 1;
     }

@@ -206,6 +206,12 @@ impl JudgedRanking {
         self.num_rel = qrels.num_rel(relevance_level) as i64;
     }
 
+    /// Number of recorded relevance levels (levels `0..num_levels()`); [`Self::level_count`]
+    /// is 0 at and beyond it.
+    pub fn num_levels(&self) -> i64 {
+        i64::try_from(self.rel_levels.len()).unwrap_or(i64::MAX)
+    }
+
     /// Judged documents at `level`, 0 outside the recorded levels.
     pub fn level_count(&self, level: i64) -> u64 {
         if level < 0 {

@@ -1,0 +1,310 @@
+//! Every byte routeval writes goes through this module: `-o/--output`, `route --out DIR`, the
+//! `crb` LLM cache, stdout.
+//!
+//! Three rules (issue 10, item 3):
+//!
+//! * **Never over an input.** Every input file is noted when it is opened ([`note_input`],
+//!   [`note_input_file`]); an output that is the same file as an input (same device and inode,
+//!   whatever the spelling: `./x`, a hard link, a symlink) is refused with exit 2 before anything
+//!   is written. `-` (stdout) is never an input file, but stdout redirected to an input
+//!   (`>> qrels`) is refused too.
+//! * **Atomic.** A file is written to a temporary file in the target's directory, flushed,
+//!   fsynced and renamed over the target, so an interrupted or failed write leaves the old file
+//!   or the complete new one, never a partial one. A target that exists keeps its permission
+//!   bits; a new one gets `0666 & !umask`, as `open(2)` would give it. A symlink target is
+//!   followed (the file it points to is replaced, the link stays).
+//! * **Write errors are one line, exit 2**: ENOSPC, EFBIG and EPIPE (a stdout whose reader
+//!   went away, `routeval ... | head -1`: the rest of the output was lost, so that is not a
+//!   success). A stdout closed before start (`>&-`) cannot be seen: the Rust runtime reopens
+//!   a closed fd 1 on `/dev/null` before `main`.
+
+use crate::common::{EXIT_BAD_INPUT, Failure};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// An input file's identity.
+#[derive(Debug, Clone)]
+struct InputId {
+    dev: u64,
+    ino: u64,
+    name: String,
+}
+
+/// The inputs opened so far (process-wide: one subcommand runs per process).
+static INPUTS: Mutex<Vec<InputId>> = Mutex::new(Vec::new());
+
+fn remember(meta: &std::fs::Metadata, name: String) {
+    // Only regular files can be overwritten by an output; a pipe or terminal cannot.
+    if !meta.is_file() {
+        return;
+    }
+    let id = InputId {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        name,
+    };
+    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    if !inputs.iter().any(|i| i.dev == id.dev && i.ino == id.ino) {
+        inputs.push(id);
+    }
+}
+
+/// Note `path` as an input of this run (`-` and paths that do not exist are ignored).
+pub(crate) fn note_input(path: &Path) {
+    if path == Path::new("-") {
+        return;
+    }
+    if let Ok(meta) = std::fs::metadata(path) {
+        remember(&meta, path.display().to_string());
+    }
+}
+
+/// Note an opened file as an input of this run (the identity of what was opened, so a file
+/// renamed after opening is still recognised).
+pub(crate) fn note_input_file(file: &File, path: &Path) {
+    if let Ok(meta) = file.metadata() {
+        remember(&meta, path.display().to_string());
+    }
+}
+
+/// The input with this device and inode, if any.
+fn input_with(dev: u64, ino: u64) -> Option<String> {
+    let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    inputs
+        .iter()
+        .find(|i| i.dev == dev && i.ino == ino)
+        .map(|i| i.name.clone())
+}
+
+/// The input that `meta` is, if any.
+fn input_named(meta: &std::fs::Metadata) -> Option<String> {
+    input_with(meta.dev(), meta.ino())
+}
+
+/// Refuse (exit 2) when `path` is the same file as one of the inputs.
+pub(crate) fn check_not_input(path: &Path) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    if let Ok(meta) = std::fs::metadata(path)
+        && let Some(input) = input_named(&meta)
+    {
+        return Err(Failure::bad_input(format!(
+            "{}: refusing to write over the input {input} (the same file)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A failed write, one line naming the file.
+fn write_failure(name: &str, e: &io::Error) -> Failure {
+    Failure {
+        message: format!("{name}: cannot write: {e}"),
+        status: EXIT_BAD_INPUT,
+    }
+}
+
+/// tempfile wraps an OS error with the temporary file's path (and drops its number); give back
+/// a plain OS error of the same kind, whose message does not name a random temporary file.
+fn plain_os_error(e: io::Error) -> io::Error {
+    use rustix::io::Errno;
+    let errno = match e.kind() {
+        io::ErrorKind::NotFound => Errno::NOENT,
+        io::ErrorKind::PermissionDenied => Errno::ACCESS,
+        io::ErrorKind::ReadOnlyFilesystem => Errno::ROFS,
+        io::ErrorKind::StorageFull => Errno::NOSPC,
+        io::ErrorKind::NotADirectory => Errno::NOTDIR,
+        io::ErrorKind::QuotaExceeded => Errno::DQUOT,
+        _ => return e,
+    };
+    io::Error::from_raw_os_error(errno.raw_os_error())
+}
+
+/// A file being written atomically: write to it, then [`AtomicFile::commit`]. Dropped without
+/// a commit, the temporary file is removed and the target is untouched.
+pub(crate) struct AtomicFile {
+    /// Buffered writer on the temporary file (in the target's directory).
+    writer: Option<io::BufWriter<tempfile::NamedTempFile>>,
+    /// Where the file lands.
+    target: PathBuf,
+    /// The path as the user spelled it (for messages).
+    name: String,
+    /// The first write error, reported by `commit`.
+    error: Option<io::Error>,
+}
+
+impl AtomicFile {
+    /// Start writing `path`: refuses an input (exit 2) and creates the temporary file.
+    pub(crate) fn create(path: &Path) -> Result<AtomicFile, Failure> {
+        check_not_input(path)?;
+        let name = path.display().to_string();
+        if let Ok(m) = std::fs::metadata(path)
+            && m.is_dir()
+        {
+            return Err(Failure::bad_input(format!(
+                "{name}: cannot write: is a directory"
+            )));
+        }
+        AtomicFile::create_io(path).map_err(|e| write_failure(&name, &e))
+    }
+
+    /// [`AtomicFile::create`] without the input check, for callers that report IO errors
+    /// their own way (`rag`, whose messages follow the reference's `OSError` text).
+    pub(crate) fn create_io(path: &Path) -> io::Result<AtomicFile> {
+        let name = path.display().to_string();
+        // Replace what a symlink points to, not the link.
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
+            _ => path.to_path_buf(),
+        };
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".routeval-").suffix(".tmp");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // open(2) applies the umask to this, as it would for a plain create.
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder.tempfile_in(&dir).map_err(plain_os_error)?;
+        crate::signals::register_temp(tmp.path());
+        Ok(AtomicFile {
+            writer: Some(io::BufWriter::with_capacity(1 << 16, tmp)),
+            target,
+            name,
+            error: None,
+        })
+    }
+
+    /// Flush, fsync and rename over the target (keeping an existing target's permissions);
+    /// errors are one line, exit 2.
+    pub(crate) fn commit(self) -> Result<(), Failure> {
+        let name = self.name.clone();
+        let target = self.target.clone();
+        check_not_input(&target)?;
+        self.commit_io().map_err(|e| write_failure(&name, &e))
+    }
+
+    /// [`AtomicFile::commit`] returning the IO error itself.
+    pub(crate) fn commit_io(mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let target = self.target.clone();
+        let Some(writer) = self.writer.take() else {
+            return Err(io::Error::other("already committed"));
+        };
+        let tmp = writer.into_inner().map_err(|e| e.into_error())?;
+        let tmp_path = tmp.path().to_path_buf();
+        let result = (|| -> io::Result<()> {
+            if let Ok(meta) = std::fs::metadata(&target) {
+                tmp.as_file().set_permissions(meta.permissions())?;
+            }
+            tmp.as_file().sync_all()?;
+            tmp.persist(&target).map_err(|e| e.error)?;
+            Ok(())
+        })();
+        crate::signals::unregister_temp(&tmp_path);
+        result?;
+        // Make the rename itself durable; a directory that cannot be synced is no error.
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some(w) = self.writer.as_mut() else {
+            return Err(io::Error::other("already committed"));
+        };
+        match w.write(buf) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                let again = io::Error::new(e.kind(), e.to_string());
+                self.error.get_or_insert(e);
+                Err(again)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.writer.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // An uncommitted file: NamedTempFile removes itself; forget it for the signal handler.
+        if let Some(w) = &self.writer {
+            crate::signals::unregister_temp(w.get_ref().path());
+        }
+    }
+}
+
+/// Write `bytes` to `path` atomically (see [`AtomicFile`]); refuses an input.
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let mut f = AtomicFile::create(path)?;
+    if let Err(e) = f.write_all(bytes) {
+        return Err(write_failure(&path.display().to_string(), &e));
+    }
+    f.commit()
+}
+
+/// Write `bytes` to `path` atomically without the input check; the IO error as is.
+pub(crate) fn write_file_io(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create_io(path)?;
+    f.write_all(bytes)?;
+    f.commit_io()
+}
+
+/// Refuse stdout when it was redirected to one of the inputs (`routeval filter x >> x`).
+pub(crate) fn check_stdout_not_input() -> Result<(), Failure> {
+    let Ok(st) = rustix::fs::fstat(io::stdout()) else {
+        return Ok(());
+    };
+    if let Some(input) = input_with(st.st_dev, st.st_ino) {
+        return Err(Failure::bad_input(format!(
+            "<stdout>: refusing to write over the input {input} (stdout is redirected to it)"
+        )));
+    }
+    Ok(())
+}
+
+/// Write `bytes` to stdout and flush; any error (EPIPE included) is one line, exit 2.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    check_stdout_not_input()?;
+    let stdout = io::stdout();
+    let mut lock = stdout.lock();
+    lock.write_all(bytes)
+        .and_then(|()| lock.flush())
+        .map_err(|e| write_failure("<stdout>", &e))
+}
+
+/// Map a stdout write error (for writers that stream to stdout themselves).
+pub(crate) fn stdout_failure(e: &io::Error) -> Failure {
+    write_failure("<stdout>", e)
+}
+
+/// Write what would be printed: to `output` when given (`-o/--output PATH`, atomically), else
+/// to stdout (`-` also means stdout).
+pub(crate) fn emit(output: Option<&PathBuf>, bytes: &[u8]) -> Result<(), Failure> {
+    match output {
+        Some(path) if path != Path::new("-") => write_file(path, bytes),
+        _ => write_stdout(bytes),
+    }
+}

@@ -1,0 +1,84 @@
+//! What must be undone when routeval is stopped by a signal (SIGINT, SIGTERM, SIGHUP): the
+//! process groups of the child processes it started (killed, so no descendant of `sh -c`
+//! survives) and the temporary files of atomic writes (removed; the targets are untouched).
+//!
+//! [`install`] starts one thread (signal-hook's iterator) that does this cleanup and exits
+//! with 128 + the signal number, as a shell reports a process killed by it. SIGKILL cannot be
+//! caught: a child's group then survives us only until its own stdin closes; a temporary
+//! `.routeval-*.tmp` file may remain, but the target is never partial.
+//!
+//! SIGXFSZ (file size limit exceeded) is caught too, so that a write beyond `ulimit -f` fails
+//! with EFBIG (one line, exit 2) instead of killing the process.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+/// Process group ids of running children.
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Temporary files of atomic writes in progress.
+static TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Remember a child's process group (its pid; the child leads its own group).
+pub(crate) fn register_group(pgid: i32) {
+    lock(&GROUPS).push(pgid);
+}
+
+/// Forget a process group (it was killed and reaped).
+pub(crate) fn unregister_group(pgid: i32) {
+    lock(&GROUPS).retain(|&g| g != pgid);
+}
+
+/// Remember a temporary file to remove if we are stopped.
+pub(crate) fn register_temp(path: &Path) {
+    lock(&TEMPS).push(path.to_path_buf());
+}
+
+/// Forget a temporary file (renamed into place or removed).
+pub(crate) fn unregister_temp(path: &Path) {
+    lock(&TEMPS).retain(|p| p != path);
+}
+
+/// Send SIGKILL to every registered process group.
+pub(crate) fn kill_all_groups() {
+    for &g in lock(&GROUPS).iter() {
+        crate::child::kill_group(g);
+    }
+}
+
+/// Install the handlers (once, at start-up). Failing to install them is not fatal.
+pub(crate) fn install() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+    // A flag handler makes the kernel fail the write with EFBIG rather than kill us.
+    let _ = signal_hook::flag::register(SIGXFSZ, std::sync::Arc::new(AtomicBool::new(false)));
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            kill_all_groups();
+            for p in lock(&TEMPS).iter() {
+                let _ = std::fs::remove_file(p);
+            }
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("error: stopped by {}\n", signal_name(sig)).as_bytes(),
+            );
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    match sig {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
