@@ -24,7 +24,7 @@ use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
 };
 use routeval_routing_scores::crb::scores::{
-    CrbMetrics, Selection, benchmark_counts, build_summary,
+    CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
 };
 use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
 use routeval_tier_cost::tokens::{
@@ -99,6 +99,8 @@ pub(crate) struct EvalArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     llm: llm::LlmArgs,
+    #[command(flatten)]
+    gates: crate::gate::GateArgs,
 }
 
 /// `routeval crb metrics`.
@@ -423,6 +425,7 @@ fn read_tokenizer_files(
 }
 
 fn eval(a: EvalArgs) -> CmdResult {
+    a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = TokenizerSetup::parse(&a.tokenizer_setup).ok_or_else(|| {
         Failure::bad_input(format!(
             "--tokenizer-setup: unknown setup {:?} (expected native, hf_offline or all_cl100k)",
@@ -638,7 +641,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         table(&summary, &m)
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    Ok(common::EXIT_OK)
+    a.gates.apply(&m.scores_v2)
 }
 
 /// One warning line for prediction ids that match no evaluated row (they are ignored): how many,

@@ -6,6 +6,7 @@
 mod common;
 mod crb;
 mod filter;
+mod gate;
 mod gqr;
 mod rag;
 mod route;

@@ -39,6 +39,8 @@ pub(crate) struct RouteArgs {
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    gates: crate::gate::GateArgs,
 }
 
 #[cfg(feature = "jsonnet")]
@@ -292,6 +294,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         }
     }
 
+    let gate_metrics = summary_metrics(&summary);
     let metrics_json = to_python_json(&Value::Object(summary), Some(4));
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
@@ -321,7 +324,29 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     }
     let _ = args.json;
     emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
-    Ok(crate::common::EXIT_OK)
+    args.gates.apply(&gate_metrics)
+}
+
+/// The gate-able metrics of a route summary: every key whose value is a number (or `null`,
+/// not computed), nested objects flattened with `.` (`open/avg_output_length`; nested objects as `key.sub`).
+fn summary_metrics(summary: &Map<String, Value>) -> routeval_core::gate::MetricList {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Option<f64>)>) {
+        match v {
+            Value::Number(n) => out.push((prefix.to_string(), n.as_f64())),
+            Value::Null => out.push((prefix.to_string(), None)),
+            Value::Object(m) => {
+                for (k, v) in m {
+                    walk(&format!("{prefix}.{k}"), v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (k, v) in summary {
+        walk(k, v, &mut out);
+    }
+    routeval_core::gate::MetricList(out)
 }
 
 fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) -> Failure {

@@ -80,6 +80,8 @@ pub(crate) struct TrecArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) gates: crate::gate::GateArgs,
 }
 
 /// `routeval trec --help` description.
@@ -159,6 +161,12 @@ fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
 /// Run `routeval trec`.
 pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
+    args.gates.validate(
+        &trec::eval::summary_slots(&measures)
+            .into_iter()
+            .map(|(n, _)| n.to_string())
+            .collect::<Vec<_>>(),
+    )?;
     let opts = EvalOptions {
         measures,
         relevance_level: args.level,
@@ -199,5 +207,5 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         trec::format::render_text(&ev, args.query, !args.nosummary)
     };
     common::emit(args.output.as_ref(), &out)?;
-    Ok(common::EXIT_OK)
+    args.gates.apply(&ev)
 }
