@@ -7,7 +7,9 @@
 
 pub use routeval_bench_data as bench_data;
 pub use routeval_core as core;
+pub use routeval_frontier as frontier;
 pub use routeval_query_dsl as query_dsl;
 pub use routeval_retrieval_metrics as retrieval_metrics;
 pub use routeval_routing_scores as routing_scores;
+pub use routeval_stats as stats;
 pub use routeval_tier_cost as tier_cost;

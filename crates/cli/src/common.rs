@@ -65,13 +65,80 @@ pub(crate) fn display_name(path: &Path) -> String {
     }
 }
 
+/// What `meta` describes when it is not a regular file (`a directory`, `a FIFO (named
+/// pipe)`, ...), or `None` for a regular file.
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// Why `path` cannot be read as an input file, said as what it is: `PATH: is a directory, not
+/// a file`, `PATH: is a socket, ...`, `/dev/fd/N: no file descriptor N is open ...`, else
+/// `PATH: cannot open: OS ERROR`; `None` when it can be read (a regular file, or a stream such as a FIFO,
+/// `/dev/fd/N` from `<(cmd)` process substitution, or `/dev/stdin`, which are read as they
+/// come).
+pub(crate) fn unreadable_input(path: &Path) -> Option<String> {
+    let name = display_name(path);
+    match std::fs::metadata(path) {
+        Ok(meta) => match file_kind(&meta) {
+            Some(kind @ ("a directory" | "a socket")) => {
+                Some(format!("{name}: is {kind}, not a file"))
+            }
+            _ => None,
+        },
+        Err(e) => {
+            if let Some(n) = path
+                .to_str()
+                .and_then(|p| p.strip_prefix("/dev/fd/"))
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Some(format!(
+                    "{name}: no file descriptor {n} is open in this process (a `<(cmd)` path is only valid in the shell command that made it)"
+                ));
+            }
+            Some(format!("{name}: cannot open: {e}"))
+        }
+    }
+}
+
+/// Open the input file `path` (not `-`) for reading; errors name the file and say what it is
+/// when it is not one ([`unreadable_input`]).
+pub(crate) fn open_file(path: &Path) -> Result<File, Failure> {
+    if let Some(msg) = unreadable_input(path) {
+        return Err(Failure::bad_input(msg));
+    }
+    File::open(path)
+        .map_err(|e| Failure::bad_input(format!("{}: cannot open: {e}", path.display())))
+}
+
 /// Open `path` for reading, `-` meaning stdin; errors name the file.
 pub(crate) fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, Failure> {
     if path == Path::new("-") {
         return Ok(Box::new(BufReader::with_capacity(1 << 20, io::stdin())));
     }
-    let f = File::open(path)
-        .map_err(|e| Failure::bad_input(format!("{}: cannot open: {e}", path.display())))?;
+    let f = open_file(path)?;
     Ok(Box::new(BufReader::with_capacity(1 << 20, f)))
 }
 
@@ -103,7 +170,8 @@ pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
             .read_to_end(&mut buf)
             .map_err(|e| Failure::bad_input(format!("<stdin>: cannot read: {e}")))?;
     } else {
-        buf = std::fs::read(path)
+        open_file(path)?
+            .read_to_end(&mut buf)
             .map_err(|e| Failure::bad_input(format!("{}: cannot read: {e}", path.display())))?;
     }
     Ok(buf)

@@ -95,7 +95,7 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     json: bool,
     /// Write the output to PATH instead of stdout.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
     #[command(flatten)]
     llm: llm::LlmArgs,
@@ -116,7 +116,7 @@ pub(crate) struct MetricsArgs {
     #[arg(long)]
     json: bool,
     /// Write the output to PATH instead of stdout.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
 }
 

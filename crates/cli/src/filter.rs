@@ -30,9 +30,9 @@ pub(crate) struct FilterArgs {
     /// Print the number of matching lines instead of the lines.
     #[arg(long)]
     count: bool,
-    /// With --count: print `{"count": N, "total": M}` instead of the bare number (matching
-    /// lines are printed as they are, so `--json` needs `--count`).
-    #[arg(long, requires = "count")]
+    /// With --count: print `{"count": N, "total": M}` instead of the bare number. Without
+    /// --count it is refused (exit 2): matching lines are printed as they are, JSON already.
+    #[arg(long)]
     json: bool,
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
@@ -276,6 +276,12 @@ fn read_chunks(
 
 /// Run `routeval filter`.
 pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
+    if args.json && !args.count {
+        return Err(Failure::bad_input(
+            "--json goes with --count (prints {\"count\": N, \"total\": M}); without --count \
+             the matching lines are printed unchanged, already JSON",
+        ));
+    }
     let omk: OnMissingKey = args
         .on_missing_key
         .parse()
@@ -285,8 +291,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let name = display_name(&args.file);
     let keys = query.top_level_keys();
     if args.file.as_path() != std::path::Path::new("-") {
-        let file = std::fs::File::open(&args.file)
-            .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+        let file = crate::common::open_file(&args.file)?;
         if let Some(map) = crate::common::map_file(&file) {
             // A regular file: evaluated in place, all pieces in parallel.
             let mut out = Vec::new();

@@ -78,16 +78,26 @@ enum Version {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(disable_version_flag = true)]
 struct ExportArgs {
     /// Which split.
-    #[arg(long, value_enum)]
-    split: Split,
+    #[arg(long, value_enum, required_unless_present = "legacy_version")]
+    split: Option<Split>,
     /// Training-data version (test sets are the same in both).
-    #[arg(long, value_enum, default_value = "v1")]
-    version: Version,
+    #[arg(long, value_enum, value_name = "VERSION")]
+    data_version: Option<Version>,
+    /// `--version` alone prints the binary version (as on every subcommand); `--version v1|v2`
+    /// is the old spelling of `--data-version` (deprecated: a note on stderr says so).
+    #[arg(long = "version", num_args = 0..=1, value_name = "VERSION", hide = true)]
+    legacy_version: Option<Option<String>>,
     /// Write to PATH instead of stdout.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// Also print a JSON summary of what was exported on stdout ({"split", "data_version",
+    /// "rows", "files", "output", "data"}); needs -o/--output (stdout then carries the summary,
+    /// not the rows).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -146,6 +156,27 @@ struct Data {
 impl Data {
     fn load(a: &DataArgs, wanted: &[&str]) -> Result<Data, Failure> {
         if let Some(dir) = &a.from {
+            match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) => {
+                    return Err(Failure::bad_input(format!(
+                        "--from {}: is {}, not a directory (give the mirror of the sources)",
+                        dir.display(),
+                        crate::common::file_kind(&m).unwrap_or("a file")
+                    )));
+                }
+                Err(e) => {
+                    let what = if e.kind() == std::io::ErrorKind::NotFound {
+                        "no such directory".to_string()
+                    } else {
+                        format!("cannot read: {e}")
+                    };
+                    return Err(Failure::bad_input(format!(
+                        "--from {}: {what} (give the mirror of the sources, as for `cargo xtask build-data gqr --from DIR`)",
+                        dir.display()
+                    )));
+                }
+            }
             let reg = Registry::load().map_err(Failure::bad_input)?;
             let mut m = MirrorDir { root: dir.clone() };
             let b =
@@ -208,7 +239,42 @@ impl Data {
 }
 
 fn export(a: ExportArgs) -> CmdResult {
-    let names: Vec<&str> = match (a.split, a.version) {
+    let version = match (&a.legacy_version, a.data_version) {
+        (Some(None), _) => {
+            // `--version` with no value: the universal flag.
+            println!("routeval-gqr-export {}", env!("CARGO_PKG_VERSION"));
+            return Ok(EXIT_OK);
+        }
+        (Some(Some(_)), Some(_)) => {
+            return Err(Failure::bad_input(
+                "give the data version once: --data-version (--version VERSION is its old spelling)",
+            ));
+        }
+        (Some(Some(v)), None) => {
+            let parsed = <Version as clap::ValueEnum>::from_str(v, false).map_err(|_| {
+                Failure::bad_input(format!(
+                    "invalid value '{v}' for '--data-version <VERSION>' [possible values: v1, v2]"
+                ))
+            })?;
+            eprintln!(
+                "warning: `gqr export --version {v}` is deprecated; use `--data-version {v}` \
+                 (`--version` alone prints routeval's version)"
+            );
+            parsed
+        }
+        (None, v) => v.unwrap_or(Version::V1),
+    };
+    let Some(split) = a.split else {
+        return Err(Failure::bad_input(
+            "the following required arguments were not provided: --split <SPLIT>",
+        ));
+    };
+    if a.json && a.output.as_ref().is_none_or(|p| p.as_os_str() == "-") {
+        return Err(Failure::bad_input(
+            "--json prints a summary of the export on stdout, so the rows need -o/--output PATH",
+        ));
+    }
+    let names: Vec<&str> = match (split, version) {
         (Split::Dev, Version::V1) => vec!["dev_train", "dev_eval"],
         (Split::Dev, Version::V2) => {
             return Err(Failure::bad_input(
@@ -235,6 +301,19 @@ fn export(a: ExportArgs) -> CmdResult {
     }
     emit(a.output.as_ref(), &out)?;
     eprintln!("gqr export: {n} rows from {}", data.origin);
+    if a.json {
+        let summary = json!({
+            "split": <Split as clap::ValueEnum>::to_possible_value(&split)
+                .map(|p| p.get_name().to_string()),
+            "data_version": <Version as clap::ValueEnum>::to_possible_value(&version)
+                .map(|p| p.get_name().to_string()),
+            "files": names,
+            "rows": n,
+            "output": a.output.as_ref().map(|p| p.display().to_string()),
+            "data": data.origin,
+        });
+        emit(None, format!("{summary}\n").as_bytes())?;
+    }
     Ok(EXIT_OK)
 }
 
@@ -358,10 +437,16 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut preds = HashMap::new();
-    for (i, line) in reader.lines().enumerate() {
+    for (i, line) in reader.split(b'\n').enumerate() {
         let ln = i as u64 + 1;
         let line =
             line.map_err(|e| Failure::bad_input(format!("{name}:{ln}: cannot read: {e}")))?;
+        let line = String::from_utf8(line).map_err(|e| {
+            Failure::bad_input(format!(
+                "{name}:{ln}: invalid UTF-8 at byte {} of the line",
+                e.utf8_error().valid_up_to() + 1
+            ))
+        })?;
         if line.trim().is_empty() {
             continue;
         }

@@ -4,6 +4,7 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod common;
+mod compare;
 mod crb;
 mod filter;
 mod gate;
@@ -23,7 +24,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Evaluate LLM routers and retrievers: trec_eval-exact IR measures, RAG quality,
 /// query-routed metrics, tier routing (CommonRouterBench) and guarded query routing (GQR-Bench).
 #[derive(Debug, Parser)]
-#[command(name = "routeval", version, about, long_about = None)]
+#[command(name = "routeval", version, propagate_version = true, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,6 +35,9 @@ enum Command {
     /// Evaluate a TREC run against qrels exactly as trec_eval 10.0-rc3 (`routeval trec --help`).
     #[command(long_about = trec::LONG_ABOUT)]
     Trec(trec::TrecArgs),
+    /// Compare runs with a baseline: paired tests, corrected p-values, CIs (`compare --help`).
+    #[command(long_about = compare::LONG_ABOUT)]
+    Compare(compare::CompareArgs),
     /// RAG quality as rag-quality-check 0.1.0 measures it, bit for bit (`routeval rag -h`).
     Rag(rag::RagCmd),
     /// Query-routed metrics (flexeval's QueryRoutedMetric): per-route metrics selected by
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     };
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Rag(args) => rag::run(args),
         Command::Route(args) => route::run(args),
         Command::Filter(args) => filter::run(args),
@@ -83,23 +88,31 @@ fn usage_error(e: clap::Error) -> ExitCode {
         );
     }
     // One line: clap's message up to its usage block, with continuation lines (e.g. the
-    // names of missing required arguments) joined on.
+    // names of missing required arguments) joined on, and clap's tips ("a similar argument
+    // exists: '--k'") after a semicolon.
     let rendered = e.render().to_string();
     let mut parts: Vec<&str> = Vec::new();
+    let mut tips: Vec<&str> = Vec::new();
     for line in rendered.lines() {
         let t = line.trim();
         if t.starts_with("Usage:") || t.starts_with("For more information") {
             break;
         }
-        if !t.is_empty() && !t.starts_with("tip:") {
+        if t.starts_with("tip:") {
+            tips.push(t);
+        } else if !t.is_empty() {
             parts.push(t);
         }
     }
-    let first = if parts.is_empty() {
+    let mut first = if parts.is_empty() {
         "error: invalid command line".to_string()
     } else {
         parts.join(" ")
     };
+    for tip in tips {
+        first.push_str("; ");
+        first.push_str(tip);
+    }
     eprintln!("{first} (see --help)");
     ExitCode::from(common::EXIT_BAD_INPUT)
 }

@@ -28,7 +28,7 @@ const PROG: &str = "routeval rag";
 
 /// Arguments of `routeval rag` (parsed by [`run`] with argparse-compatible messages).
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = true)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
 pub(crate) struct RagCmd {
     /// CASES [--k N] [--threshold X] [--json] [--output PATH] [--weakest N] [--format csv|jsonl]
     /// [--strict] [--embed-url URL --embed-model NAME | --embed-cmd CMD] (see `routeval rag -h`)
@@ -139,13 +139,15 @@ options:
                         similarity at which two texts count as a match
                         (default: 0.5)
   --weakest N           show the N worst cases in full under the summary
-                        (default: 3, 0 for none)
+                        (default: 3; 0 for none, which also drops the summary's
+                        "weakest cases" list)
   --json                print the full report as JSON instead of the summary
   --output PATH, -o PATH
                         write the report here (.json for to_dict(), otherwise
                         the summary text; with --format, the rows)
   --format {csv,jsonl}  print one row per case (index, query, counts, score,
-                        every metric, failures) instead of the summary
+                        every metric, failures, failure_reasons) instead of the
+                        summary; every file has the same columns
   --strict              exit 3 when any case failed (a CI quality gate)
   --fail-under METRIC=VALUE
                         exit 3 when the mean of METRIC (a metric name below,
@@ -236,6 +238,14 @@ fn os_error(e: &std::io::Error, path: &str) -> String {
 fn usage_error(msg: &str) -> CmdResult {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{USAGE}{PROG}: error: {msg}");
+    Ok(2)
+}
+
+/// [`usage_error`] for routeval's own options: the usage block is `--help`'s, which lists
+/// them (the reference's short block does not).
+fn full_usage_error(msg: &str) -> CmdResult {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{HELP_USAGE}{PROG}: error: {msg}");
     Ok(2)
 }
 
@@ -451,8 +461,19 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     if args.embed_url.is_some() && args.embed_cmd.is_some() {
         return usage_error("argument --embed-cmd: not allowed with argument --embed-url");
     }
-    if args.embed_url.is_some() != args.embed_model.is_some() {
-        return usage_error("--embed-url and --embed-model go together");
+    // routeval's own options: the usage block shown is the full one, which lists them.
+    match (&args.embed_url, &args.embed_model) {
+        (Some(_), None) => {
+            return full_usage_error(
+                "argument --embed-url: --embed-model NAME is required with it (the model name sent to the endpoint)",
+            );
+        }
+        (None, Some(_)) => {
+            return full_usage_error(
+                "argument --embed-model: goes with --embed-url URL (the OpenAI-compatible endpoint it names a model of)",
+            );
+        }
+        _ => {}
     }
 
     if let Some((qrels, run)) = &trec_files {
@@ -565,8 +586,6 @@ fn quality_gates(report: &RagReport, strict: bool, gates: &[Gate]) -> CmdResult 
     }
 }
 
-/// Read `target` (`-` = stdin) as the reference does: a missing path or a directory is
-/// `'PATH' does not exist`; other IO errors are spelled like Python's `OSError`.
 /// Keep the cases `query` matches (each case object seen as JSON), with their input
 /// positions; reports `where: N of M case(s) selected` on stderr.
 fn select_cases<'a>(
@@ -597,6 +616,9 @@ fn select_cases<'a>(
     Ok((chosen, indices))
 }
 
+/// Read `target` (`-` = stdin) as the reference does: a missing path is `'PATH' does not
+/// exist`; a directory or socket says what it is ([`common::unreadable_input`]); other IO
+/// errors are spelled like Python's `OSError`.
 fn read_bytes(target: &str) -> Result<(Input, String), String> {
     if target == "-" {
         let mut buf = Vec::new();
@@ -605,8 +627,16 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
         return Ok((Input::Owned(buf), "standard input".to_string()));
     }
     let path = Path::new(target);
-    if !path.is_file() {
+    // A missing path keeps the reference's message; anything else that is not a readable
+    // file says what it is (the reference says "does not exist" for a directory, a FIFO or
+    // `/dev/fd/N` too; FIFOs and `/dev/fd/N` are read here).
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        && !target.starts_with("/dev/fd/")
+    {
         return Err(format!("{} does not exist", pyfmt::repr_str(target)));
+    }
+    if let Some(msg) = common::unreadable_input(path) {
+        return Err(msg);
     }
     let file = std::fs::File::open(path).map_err(|e| os_error(&e, target))?;
     if let Some(map) = common::map_file(&file) {

@@ -33,7 +33,9 @@ pub(crate) struct RouteArgs {
     /// Also write metrics.json and outputs.jsonl to DIR (created if needed).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Print JSON (the default and only format of this subcommand; accepted for uniformity).
+    /// Print one compact JSON line `{"metrics": {...}, "instances": N, "routing": [{"selected":
+    /// {ROUTE: n}, "unmatched": n}, ...]}` (one routing entry per routed metric) instead of the
+    /// metrics alone in flexeval's metrics.json layout.
     #[arg(long)]
     json: bool,
     /// Write what would be printed to PATH.
@@ -171,8 +173,20 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
 
     let dname = display_name(&args.data);
     let bytes = read_input(&args.data)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| Failure::bad_input(format!("{dname}: not UTF-8: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = at
+            - bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        Failure::bad_input(format!(
+            "{dname}:{line}: invalid UTF-8 at byte {col} of the line"
+        ))
+    })?;
     let mut records: Vec<Value> = Vec::new();
     let mut extra: Vec<Value> = Vec::new();
     let mut line_of: Vec<usize> = Vec::new();
@@ -220,6 +234,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     }
 
     let mut summary = Map::new();
+    let mut routing: Vec<Value> = Vec::new();
     let mut details: Vec<Map<String, Value>> = vec![Map::new(); records.len()];
     for qr in &metrics {
         // Shard over threads; the merged accumulator equals one pass.
@@ -246,6 +261,16 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         let result = qr
             .finish(acc)
             .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
+        let selected: Map<String, Value> = qr
+            .routes()
+            .iter()
+            .zip(&result.selected)
+            .map(|(r, n)| (r.name.clone(), Value::from(*n)))
+            .collect();
+        routing.push(serde_json::json!({
+            "selected": selected,
+            "unmatched": result.unmatched.len(),
+        }));
         let names: Vec<String> = qr
             .routes()
             .iter()
@@ -295,7 +320,9 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     }
 
     let gate_metrics = summary_metrics(&summary);
-    let metrics_json = to_python_json(&Value::Object(summary), Some(4));
+    let n_records = records.len();
+    let summary = Value::Object(summary);
+    let metrics_json = to_python_json(&summary, Some(4));
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::bad_input(format!("{}: cannot create: {e}", dir.display())))?;
@@ -322,13 +349,21 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", opath.display())))?;
         eprintln!("wrote {} and {}", mpath.display(), opath.display());
     }
-    let _ = args.json;
-    emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
+    if args.json {
+        let doc = serde_json::json!({
+            "metrics": summary,
+            "instances": n_records,
+            "routing": routing,
+        });
+        emit(args.output.as_ref(), format!("{doc}\n").as_bytes())?;
+    } else {
+        emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
+    }
     args.gates.apply(&gate_metrics)
 }
 
 /// The gate-able metrics of a route summary: every key whose value is a number (or `null`,
-/// not computed), nested objects flattened with `.` (`open/avg_output_length`; nested objects as `key.sub`).
+/// not computed), nested objects flattened with `.` (e.g. `open/avg_output_length`).
 fn summary_metrics(summary: &Map<String, Value>) -> routeval_core::gate::MetricList {
     fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Option<f64>)>) {
         match v {

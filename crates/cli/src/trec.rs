@@ -2,7 +2,7 @@
 
 use crate::common::{self, CmdResult, Failure};
 use clap::Args;
-use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureId, MeasureSet, Qrels};
+use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureId, MeasureSet, Qrels, spec};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -24,7 +24,10 @@ pub(crate) struct TrecArgs {
     pub(crate) query: bool,
     /// Measure, measure with parameters (`P.5,10`, `ndcg.1=0,2=3`, `rbp.p=0.8`) or nickname
     /// (`official` = the default set, `all_trec`, `set`). Repeatable; the first parameters given
-    /// for a measure win; output order is trec_eval's table order. See the list below.
+    /// for a measure win; output order is trec_eval's table order. Also accepted: the printed
+    /// form (`P_10`), `@k` forms (`P@10`, `nDCG@10` = ndcg_cut.10, `MRR@10` =
+    /// recip_rank_cut.10, `map@100` = map_cut.100, `R@100`) and any letter case; see the list
+    /// below and the README's mapping table.
     #[arg(short = 'm', long = "measure", value_name = "MEASURE[.PARAMS]")]
     pub(crate) measures: Vec<String>,
     /// Average over every query in the qrels; queries without results score 0 (trec_eval -c).
@@ -100,27 +103,40 @@ Differences from trec_eval are listed in the README (e.g. garbage numbers are er
 of silently becoming 0).";
 
 fn measures_help() -> String {
-    let mut s =
-        String::from("Measures (trec_eval names; `all_trec` = all but dcg and ideal_dcg):\n");
+    let mut s = String::from(
+        "Measures (trec_eval names; `all_trec` = all but dcg, ideal_dcg and recip_rank_cut):\n",
+    );
     for id in MeasureId::ALL {
         let _ = writeln!(s, "  {:<22} {}", id.name(), id.explanation());
     }
     s.push_str(
         "\nNicknames: official = runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref \
 recip_rank iprec_at_recall P; set = runid num_q num_ret num_rel num_rel_ret utility set_P \
-set_recall set_relative_P set_map set_F; all_trec = every measure above except dcg, ideal_dcg.",
+set_recall set_relative_P set_map set_F; all_trec = every measure above except dcg, ideal_dcg \
+and recip_rank_cut (a routeval addition).\n\nNames people type (-m NAME@k; k may be a list \
+5,10; any letter case):",
+    );
+    for (typed, measure, source) in spec::CUTOFF_ALIASES {
+        let _ = write!(s, "\n  {:<22} {measure}.k ({source})", format!("{typed}@k"));
+    }
+    s.push_str("\n  NAME@k, NAME_k          NAME.k for any measure with cutoffs (P_10 = P.10)");
+    for (typed, measure, source) in spec::PLAIN_ALIASES {
+        let _ = write!(s, "\n  {typed:<22} {measure} ({source})");
+    }
+    s.push_str(
+        "\n\nExit status: 0 ok; 2 bad input or usage (one stderr line naming file, line and \
+problem).",
     );
     s
 }
 
 /// Read a whole input (`-` = stdin), with a progress bar for large files on a terminal.
-fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     if path == Path::new("-") {
         return common::read_input(path);
     }
     let name = path.display().to_string();
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| Failure::bad_input(format!("{name}: cannot open: {e}")))?;
+    let mut f = common::open_file(path)?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if size < PROGRESS_BYTES || !std::io::stderr().is_terminal() {
         let mut buf = Vec::with_capacity(size as usize + 1);
@@ -198,6 +214,25 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let run_bytes = run_bytes?;
     let ev = trec::evaluate_bytes(&qrels, &run_bytes, &run_name, &opts, &qrels_name)?;
     drop(run_bytes);
+    if ev.judged_without_results > 0 {
+        // stdout stays trec_eval's; this is the one thing trec_eval does not say.
+        let n = ev.judged_without_results;
+        let what = if args.complete {
+            format!(
+                "with -c they score 0 and are averaged in (num_q = {})",
+                ev.num_q
+            )
+        } else {
+            format!(
+                "they are left out of the averages (num_q = {}); -c scores them 0 instead",
+                ev.num_q
+            )
+        };
+        eprintln!(
+            "note: {n} judged quer{} in {qrels_name} had no results in {run_name}: {what}",
+            if n == 1 { "y" } else { "ies" }
+        );
+    }
     let out = if args.json {
         let mut v = serde_json::to_vec(&trec::format::JsonView::new(&ev, args.query))
             .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;

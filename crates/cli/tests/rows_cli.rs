@@ -224,7 +224,7 @@ fn rag_rows_carry_id_and_meta() {
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
     assert!(
-        header.starts_with("index,id,query,") && header.ends_with(",failures,meta"),
+        header.starts_with("index,id,query,") && header.ends_with(",failures,failure_reasons,meta"),
         "{header}"
     );
     assert!(lines.next().unwrap().starts_with("0,q-1,q,"));

@@ -202,15 +202,27 @@ pub fn read_split(dir: &Path, name: &str) -> Result<Vec<ExportRow>, StoreError> 
         });
     }
     let p = dir.join(&file);
-    let text = std::fs::read_to_string(&p).map_err(io(&p))?;
-    text.lines()
+    let bytes = std::fs::read(&p).map_err(io(&p))?;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    body.split(|&b| b == b'\n')
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| StoreError::Parse {
+            let parse_error = |message: String| StoreError::Parse {
                 path: p.clone(),
                 line: i as u64 + 1,
-                message: e.to_string(),
-            })
+                message,
+            };
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            let text = std::str::from_utf8(l).map_err(|e| {
+                parse_error(format!(
+                    "invalid UTF-8 at byte {} of the line",
+                    e.valid_up_to() + 1
+                ))
+            })?;
+            serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))
         })
         .collect()
 }

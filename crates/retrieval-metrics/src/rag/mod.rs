@@ -38,7 +38,7 @@ mod unicode_tables;
 
 pub use case::{IdKey, py_float_str, py_int_str};
 pub use pyjson::{JsonError, PyValue};
-pub use report::{CaseResult, FRAME_BASE_COLUMNS, RagReport, RagTotals};
+pub use report::{CaseResult, FRAME_BASE_COLUMNS, NoteGroup, RagReport, RagTotals};
 pub use trec_input::cases_from_trec;
 
 use case::{as_gains, as_item, non_blank, query_text};

@@ -86,6 +86,19 @@ impl CaseResult {
         self.failures.is_empty()
     }
 
+    /// Each failure's reason: its text without the `case N 'query': ` prefix every failure
+    /// starts with (the whole text should one lack it).
+    pub fn failure_reasons(&self) -> impl Iterator<Item = &str> {
+        let prefix = format!(
+            "case {} {}: ",
+            self.index,
+            repr_str(&shorten(&self.query, 60))
+        );
+        self.failures
+            .iter()
+            .map(move |f| f.strip_prefix(prefix.as_str()).unwrap_or(f))
+    }
+
     /// `CaseResult.summary()` text (no trailing newline).
     pub fn summary(&self) -> String {
         let mut lines = Vec::new();
@@ -370,6 +383,36 @@ impl routeval_core::gate::NamedMetrics for RagReport {
     }
 }
 
+/// Notes sharing one text (see [`RagReport::grouped_notes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteGroup<'a> {
+    /// The text after `case N: ` (the whole note for run-level notes).
+    pub text: &'a str,
+    /// The first note of the group, as written.
+    pub first: &'a str,
+    /// How many notes (one per case) have this text.
+    pub count: usize,
+}
+
+impl<'a> NoteGroup<'a> {
+    fn single(note: &'a str) -> Self {
+        NoteGroup {
+            text: note,
+            first: note,
+            count: 1,
+        }
+    }
+
+    /// The summary line: the note itself when alone, else `N cases: TEXT`.
+    pub fn line(&self) -> String {
+        if self.count == 1 {
+            self.first.to_string()
+        } else {
+            format!("{} cases: {}", self.count, self.text)
+        }
+    }
+}
+
 /// The base columns of [`RagReport::write_rows_csv`] / `to_frame()`, before the metric columns.
 pub const FRAME_BASE_COLUMNS: [&str; 7] = [
     "index",
@@ -470,6 +513,12 @@ impl RagReport {
 
     /// [`summary`](Self::summary) with another program name in the header line.
     pub fn summary_as(&self, program: &str) -> String {
+        self.summary_styled(program, false, true)
+    }
+
+    /// The summary text; `group_notes` and `weakest_block` select routeval's two documented
+    /// deviations (see [`render`](Self::render)); `(false, true)` is the reference's.
+    fn summary_styled(&self, program: &str, group_notes: bool, weakest_block: bool) -> String {
         let mut lines = Vec::new();
         let kind = self.similarity.as_str();
         lines.push(format!(
@@ -522,11 +571,23 @@ impl RagReport {
         let n_notes = self.n_notes();
         if n_notes > 0 {
             lines.push(format!("notes ({n_notes}):"));
-            for n in self.notes().take(10) {
-                lines.push(format!("  - {n}"));
-            }
-            if n_notes > 10 {
-                lines.push(format!("  - ... {} more note(s)", n_notes - 10));
+            if group_notes && n_notes > 10 {
+                let groups = self.grouped_notes();
+                let mut shown = 0usize;
+                for g in groups.iter().take(10) {
+                    shown += g.count;
+                    lines.push(format!("  - {}", g.line()));
+                }
+                if n_notes > shown {
+                    lines.push(format!("  - ... {} more note(s)", n_notes - shown));
+                }
+            } else {
+                for n in self.notes().take(10) {
+                    lines.push(format!("  - {n}"));
+                }
+                if n_notes > 10 {
+                    lines.push(format!("  - ... {} more note(s)", n_notes - 10));
+                }
             }
         }
         let n_fail = self.n_failures;
@@ -541,7 +602,11 @@ impl RagReport {
         } else {
             lines.push("failures: none.".into());
         }
-        let weakest = self.weakest(3);
+        let weakest = if weakest_block {
+            self.weakest(3)
+        } else {
+            Vec::new()
+        };
         if !weakest.is_empty() && self.n_cases > 1 {
             lines.push("weakest cases:".into());
             for c in weakest {
@@ -556,11 +621,45 @@ impl RagReport {
         lines.join("\n")
     }
 
-    /// The CLI's text report: [`summary_as`](Self::summary_as), then — when `weakest > 0` and
-    /// there is any — `worst {m} case(s) in detail:` and each case's summary (no trailing
-    /// newline).
+    /// The notes with the same text grouped, in order of first appearance: a case note
+    /// `case N: TEXT` joins the other cases' notes with that TEXT; run-level notes stay alone.
+    pub fn grouped_notes(&self) -> Vec<NoteGroup<'_>> {
+        let mut groups: Vec<NoteGroup<'_>> = Vec::new();
+        let mut by_text: std::collections::HashMap<&str, usize> = Default::default();
+        for c in &self.per_case {
+            let prefix = format!("case {}: ", c.index);
+            for n in &c.notes {
+                let Some(text) = n.strip_prefix(&prefix) else {
+                    groups.push(NoteGroup::single(n));
+                    continue;
+                };
+                match by_text.get(text) {
+                    Some(&g) => groups[g].count += 1,
+                    None => {
+                        by_text.insert(text, groups.len());
+                        groups.push(NoteGroup {
+                            text,
+                            first: n,
+                            count: 1,
+                        });
+                    }
+                }
+            }
+        }
+        groups.extend(self.run_notes.iter().map(|n| NoteGroup::single(n)));
+        groups
+    }
+
+    /// The CLI's text report: the summary, then — when `weakest > 0` and there is any —
+    /// `worst {m} case(s) in detail:` and each case's summary (no trailing newline).
+    ///
+    /// Two documented deviations from rag-quality-check's CLI, both outside its defaults'
+    /// common case: with `weakest <= 0` the summary's own `weakest cases:` list is left out too
+    /// ("0 for none"); with more than 10 notes (where the reference shows the first 10 and
+    /// `... N more note(s)`) notes with the same text are grouped, `23 cases: TEXT`, up to 10
+    /// lines. With 10 notes or fewer and `weakest > 0` the text is the reference's.
     pub fn render(&self, program: &str, weakest: i64) -> String {
-        let mut out = self.summary_as(program);
+        let mut out = self.summary_styled(program, true, weakest > 0);
         let shown = self.weakest(weakest);
         if !shown.is_empty() {
             out.push_str(&format!("\n\nworst {} case(s) in detail:", shown.len()));
@@ -739,18 +838,42 @@ impl RagReport {
         cols
     }
 
-    /// Per-case rows as CSV (header + one row per case). Scores and metrics unrounded, in
-    /// Python `repr` spelling; a metric a case did not produce is an empty field (pandas
-    /// writes NaN so); `estimated` is `True`/`False`. A string `id` is written as is, any
-    /// other `id` and every `meta` as compact JSON; absent ones are empty fields.
+    /// Column names of the per-case rows written by [`write_rows_csv`](Self::write_rows_csv)
+    /// and [`write_rows_jsonl`](Self::write_rows_jsonl): the base columns, every metric (in
+    /// canonical order, whether or not a case produced it, so every file has the same
+    /// schema), `failures` (the count) and `failure_reasons` (the failures' texts without their
+    /// `case N 'query': ` prefix). `to_frame()` ([`frame_columns`](Self::frame_columns)) has
+    /// only the metrics some case produced and no reasons.
+    pub fn row_columns() -> Vec<String> {
+        FRAME_BASE_COLUMNS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(Metric::ALL.iter().map(|m| m.name().to_string()))
+            .chain(["failures".to_string(), "failure_reasons".to_string()])
+            .collect()
+    }
+
+    /// Per-case rows as CSV (header [`row_columns`](Self::row_columns), one row per case).
+    /// Scores and metrics unrounded, in Python `repr` spelling; a metric a case did not
+    /// produce is an empty field (pandas writes NaN so); `estimated` is `True`/`False`;
+    /// `failure_reasons` joins the reasons with `"; "`. When some case has an `id` (or
+    /// `meta`) field, an `id` column follows `index` (and a `meta` column ends the row): a
+    /// string `id` as is, any other `id` and every `meta` as compact JSON, absent ones empty.
     ///
     /// # Errors
     /// Write errors from `w`.
     pub fn write_rows_csv<W: Write>(&self, w: W) -> std::io::Result<()> {
         let mut wr = csv::Writer::from_writer(w);
-        wr.write_record(self.frame_columns())?;
-        let cols = self.frame_metric_columns();
         let (has_id, has_meta) = self.carried_columns();
+        let mut header = Self::row_columns();
+        if has_id {
+            header.insert(1, "id".into());
+        }
+        if has_meta {
+            header.push("meta".into());
+        }
+        wr.write_record(header)?;
+        let cols = Metric::ALL;
         let text = |v: &Option<serde_json::Value>| match v {
             None => String::new(),
             Some(serde_json::Value::String(s)) => s.clone(),
@@ -774,6 +897,7 @@ impl RagReport {
                 );
             }
             row.push(c.failures.len().to_string());
+            row.push(c.failure_reasons().collect::<Vec<_>>().join("; "));
             if has_id {
                 row.insert(1, text(&c.id));
             }
@@ -789,14 +913,16 @@ impl RagReport {
         Ok(())
     }
 
-    /// Per-case rows as JSON Lines: one object per case with the [`frame_columns`]
-    /// (Self::frame_columns) keys; a missing metric is `null`. `id` and `meta` (when some
-    /// case has them) are the case's own JSON values, `null` where a case lacks them.
+    /// Per-case rows as JSON Lines: one object per case with the [`row_columns`]
+    /// (Self::row_columns) keys; a missing metric is `null`; `failure_reasons` is a list of
+    /// strings.
+    /// `id` and `meta` (when some case has them) are the case's own JSON values, `null` where
+    /// a case lacks them (`id` after `index`, `meta` last).
     ///
     /// # Errors
     /// Write errors from `w`.
     pub fn write_rows_jsonl<W: Write>(&self, mut w: W) -> std::io::Result<()> {
-        let cols = self.frame_metric_columns();
+        let cols = Metric::ALL;
         let (has_id, has_meta) = self.carried_columns();
         let json =
             |v: &Option<serde_json::Value>| v.as_ref().map_or("null".into(), |v| v.to_string());
@@ -826,7 +952,17 @@ impl RagReport {
                     None => o.push_str("null"),
                 }
             }
-            o.push_str(&format!(", \"failures\": {}", c.failures.len()));
+            o.push_str(&format!(
+                ", \"failures\": {}, \"failure_reasons\": [",
+                c.failures.len()
+            ));
+            for (i, reason) in c.failure_reasons().enumerate() {
+                if i > 0 {
+                    o.push_str(", ");
+                }
+                json_str_into(&mut o, reason);
+            }
+            o.push(']');
             if has_meta {
                 o.push_str(", \"meta\": ");
                 o.push_str(&json(&c.meta));

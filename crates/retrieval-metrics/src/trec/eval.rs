@@ -73,6 +73,11 @@ pub struct Evaluation {
     pub summary: Vec<f64>,
     /// Per-query results in qrels order (only with [`EvalOptions::per_query`]).
     pub queries: Vec<QueryResult>,
+    /// Judged queries (in the qrels) for which the run has no result line: left out of the
+    /// averages, or with `-c` scored 0 (as trec_eval does; trec_eval says nothing about them).
+    pub judged_without_results: u64,
+    /// Distinct run queries without judgments (ignored, as trec_eval ignores them).
+    pub run_only_queries: u64,
 }
 
 /// Gates (`--fail-under`) on a trec evaluation: every summary value, named as trec_eval
@@ -288,6 +293,7 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
             }
             RbpResid => out[0] = m::rbp_resid(j, m::rbp_persistence(pairs())),
             Unj => m::unjudged(j, cut(), out),
+            RecipRankCut => m::reciprocal_rank_cut(j, level, cut(), out),
         }
     }
     relstring
@@ -551,6 +557,7 @@ fn query_error(
 }
 
 /// Put per-query results (indexed by qrels position) together into an [`Evaluation`].
+#[allow(clippy::too_many_arguments)] // one call site per reader kind; a struct would only rename them
 fn assemble(
     qrels: &Qrels,
     results: Vec<Option<Result<QueryResult, QueryError>>>,
@@ -559,6 +566,7 @@ fn assemble(
     qrels_source: &str,
     run_source: &str,
     loc: &Locator,
+    run_only_queries: u64,
 ) -> Result<Evaluation, Error> {
     let mut acc = TrecAccumulator::default();
     let mut queries = Vec::new();
@@ -595,6 +603,8 @@ fn assemble(
         num_q,
         summary,
         queries,
+        judged_without_results: 0,
+        run_only_queries,
     })
 }
 
@@ -631,6 +641,16 @@ pub fn evaluate_run(
             None => None,
         })
         .collect();
+    let missing = qrels
+        .queries()
+        .iter()
+        .filter(|qq| !run.queries.contains_key(qq.qid()))
+        .count() as u64;
+    let run_only = run
+        .queries
+        .keys()
+        .filter(|q| qrels.position(q).is_none())
+        .count() as u64;
     assemble(
         qrels,
         results,
@@ -639,7 +659,12 @@ pub fn evaluate_run(
         qrels_source,
         &run.source,
         &Locator::Lines,
+        run_only,
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 /// A run of consecutive lines with the same qid inside one parse chunk.
@@ -807,13 +832,17 @@ pub fn evaluate_bytes(
 
     // Segments per qrels query.
     let mut per_query: Vec<Vec<Segment>> = (0..qrels.len()).map(|_| Vec::new()).collect();
+    let mut run_only: rustc_hash::FxHashSet<&[u8]> = Default::default();
     for c in chunks {
         for s in c.segments {
             if let Some(qi) = qrels.position(s.qid) {
                 per_query[qi].push(s);
+            } else {
+                run_only.insert(s.qid);
             }
         }
     }
+    let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
     let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
         .into_par_iter()
         .enumerate()
@@ -842,7 +871,12 @@ pub fn evaluate_bytes(
         qrels_source,
         run_source,
         &Locator::Bytes(run),
+        run_only.len() as u64,
     )
+    .map(|ev| Evaluation {
+        judged_without_results: missing,
+        ..ev
+    })
 }
 
 #[cfg(test)]

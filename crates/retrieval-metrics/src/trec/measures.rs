@@ -125,6 +125,20 @@ pub fn reciprocal_rank(j: &JudgedRanking, level: i64) -> f64 {
     }
 }
 
+/// Reciprocal rank cut at k (`recip_rank_cut`, a routeval addition; MRR@k as MS MARCO's
+/// official MRR@10, ranx `mrr@k` and ir-measures `RR@k` define it): for each cutoff k, 1 / rank
+/// of the first relevant document when that rank is at most k, else 0. Ranking is trec_eval's
+/// (score descending, ties by docno descending), so it equals `recip_rank` under `-M k`.
+pub fn reciprocal_rank_cut(j: &JudgedRanking, level: i64, cutoffs: &[i64], out: &mut [f64]) {
+    let first = j.rels.iter().position(|&r| is_rel(r, level));
+    for (o, &k) in out.iter_mut().zip(cutoffs) {
+        *o = match first {
+            Some(i) if (i as i64) < k => 1.0 / (i + 1) as f64,
+            _ => 0.0,
+        };
+    }
+}
+
 /// Interpolated precision at recall fractions (`iprec_at_recall`, m_iprec_at_recall.c):
 /// each fraction `f` becomes a count of relevant documents `floor(f * num_rel + 0.5)` (the
 /// 10.0-rc3 reference outputs need +0.5; older trec_eval sources show +0.9, which `Rprec_mult`
@@ -967,6 +981,16 @@ mod tests {
             rel_levels: levels.to_vec(),
             num_rel_levels: levels.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1),
         }
+    }
+
+    #[test]
+    fn reciprocal_rank_cut_is_zero_past_k() {
+        // First relevant at rank 3.
+        let j = jr(&[0, 0, 1, 1], &[0, 2], 1);
+        let mut out = [9.0; 3];
+        reciprocal_rank_cut(&j, 1, &[2, 3, 10], &mut out);
+        assert_eq!(out, [0.0, 1.0 / 3.0, 1.0 / 3.0]);
+        assert_eq!(reciprocal_rank(&j, 1), 1.0 / 3.0);
     }
 
     #[test]

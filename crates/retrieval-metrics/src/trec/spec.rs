@@ -4,6 +4,7 @@
 //! (parameter parsing and value naming) and each `m_<name>.c` (defaults).
 
 use routeval_core::Error;
+use std::borrow::Cow;
 
 /// One trec_eval measure (a row of trec_eval's `measures.c` table), in print order.
 ///
@@ -89,6 +90,9 @@ pub enum MeasureId {
     RbpResid,
     /// `unj`: fraction of unjudged documents at cutoffs.
     Unj,
+    /// `recip_rank_cut`: reciprocal rank cut at k (MRR@k). A routeval addition, not in
+    /// trec_eval 10.0-rc3 (whose `recip_rank` has no cut-off); in no nickname.
+    RecipRankCut,
 }
 
 /// Parameters a measure takes, with its defaults (from its `m_<name>.c`).
@@ -134,7 +138,7 @@ const SET_F: &[f64] = &[1.0];
 
 impl MeasureId {
     /// Every supported measure, in trec_eval's table (print) order.
-    pub const ALL: [MeasureId; 39] = [
+    pub const ALL: [MeasureId; 40] = [
         MeasureId::Runid,
         MeasureId::NumQ,
         MeasureId::NumRet,
@@ -174,6 +178,7 @@ impl MeasureId {
         MeasureId::Rbp,
         MeasureId::RbpResid,
         MeasureId::Unj,
+        MeasureId::RecipRankCut,
     ];
 
     /// trec_eval's name for the measure (`P`, `ndcg_cut`, `11pt_avg`, ...).
@@ -219,6 +224,7 @@ impl MeasureId {
             Rbp => "rbp",
             RbpResid => "rbp_resid",
             Unj => "unj",
+            RecipRankCut => "recip_rank_cut",
         }
     }
 
@@ -231,7 +237,7 @@ impl MeasureId {
     pub fn param_kind(self) -> ParamKind {
         use MeasureId::*;
         match self {
-            P | Recall | NdcgCut | MapCut | RelativeP => ParamKind::Cutoffs(CUT_STD),
+            P | Recall | NdcgCut | MapCut | RelativeP | RecipRankCut => ParamKind::Cutoffs(CUT_STD),
             Success => ParamKind::Cutoffs(CUT_SUCCESS),
             Unj => ParamKind::Cutoffs(CUT_UNJ),
             IprecAtRecall => ParamKind::Fractions(RECALL_PTS),
@@ -359,6 +365,9 @@ impl MeasureId {
             }
             Unj => {
                 "Fraction of the top k documents not judged (not in qrels, or rel -1); default 5,10,20 (m_unjudged.c)."
+            }
+            RecipRankCut => {
+                "routeval addition, not in trec_eval: 1 / rank of the first relevant document if it is in the top k, else 0 (MRR@k as MS MARCO, ranx mrr@k, ir-measures RR@k); equals trec_eval -M k -m recip_rank; default cutoffs as P."
             }
         }
     }
@@ -495,21 +504,28 @@ impl MeasureSet {
     /// Resolve `-m` arguments as trec_eval does: each is a measure name or nickname, optionally
     /// followed by `.params`; the first parameter list given for a measure is used; measures are
     /// computed and printed in table order whatever the argument order. No arguments means
-    /// `official`.
+    /// `official`. Names people type (`P_10`, `P@10`, `nDCG@10`, `MRR@10`, ...) are accepted
+    /// too, as [`canonical_measure`] maps them; cutoffs given in those forms add up
+    /// (`-m P@5 -m P@10` = `-m P.5,10`) unless a trec_eval-syntax list is given, which wins.
     ///
-    /// Errors ([`Error::Invalid`]): unknown measure, empty parameter list, cutoffs not positive
+    /// Errors ([`Error::Invalid`]): unknown measure (with a "did you mean" suggestion when a
+    /// known name is close), empty parameter list, cutoffs not positive
     /// or duplicated, non-numeric parameters, malformed `level=gain` pairs, `utility` without
     /// exactly 4 coefficients, `11pt_avg` without values.
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<MeasureSet, Error> {
         let mut marked = [false; MeasureId::ALL.len()];
-        let mut params: Vec<(String, String)> = Vec::new();
+        // (measure, parameters, given in a typed form such as `P@10` rather than `P.10`)
+        let mut params: Vec<(String, String, bool)> = Vec::new();
         let default = ["official"];
         let args: Vec<&str> = if args.is_empty() {
             default.to_vec()
         } else {
             args.iter().map(|a| a.as_ref()).collect()
         };
-        for arg in args {
+        for typed in args {
+            let canonical = canonical_measure(typed)?;
+            let from_alias = matches!(canonical, Cow::Owned(_));
+            let arg: &str = &canonical;
             let (name, param) = match arg.split_once('.') {
                 Some((n, p)) => {
                     if p.is_empty() {
@@ -522,7 +538,7 @@ impl MeasureSet {
                 None => (arg, None),
             };
             if let Some(p) = param {
-                params.push((name.to_string(), p.to_string()));
+                params.push((name.to_string(), p.to_string(), from_alias));
             }
             if let Some(list) = nickname(name) {
                 for id in list {
@@ -535,7 +551,7 @@ impl MeasureSet {
                     "measure set '{name}' needs trec_eval's prefs/qrels_jg formats, which routeval does not support"
                 )));
             } else {
-                return Err(Error::Invalid(format!("illegal measure '{arg}'")));
+                return Err(Error::Invalid(format!("illegal measure '{typed}'")));
             }
         }
         let mut measures = Vec::new();
@@ -544,11 +560,8 @@ impl MeasureSet {
             if !marked[i] {
                 continue;
             }
-            let given = params
-                .iter()
-                .find(|(n, _)| n == id.name())
-                .map(|(_, p)| p.as_str());
-            let m = resolve(id, given, offset)?;
+            let given = given_params(&params, id.name());
+            let m = resolve(id, given.as_deref(), offset)?;
             offset += m.len();
             measures.push(m);
         }
@@ -581,6 +594,199 @@ impl MeasureSet {
     /// Whether `id` was requested.
     pub fn contains(&self, id: MeasureId) -> bool {
         self.measures.iter().any(|m| m.id == id)
+    }
+}
+
+/// The parameter list to use for measure `name`: the first given in trec_eval syntax
+/// (`P.5`), else the union of those given in typed forms (`P@5`, `P_10`), else none.
+fn given_params(params: &[(String, String, bool)], name: &str) -> Option<String> {
+    if let Some((_, p, _)) = params.iter().find(|(n, _, alias)| n == name && !alias) {
+        return Some(p.clone());
+    }
+    let mut values: Vec<&str> = Vec::new();
+    for (_, p, _) in params.iter().filter(|(n, _, _)| n == name) {
+        for v in p.split(',').map(str::trim) {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+    }
+    (!values.is_empty()).then(|| values.join(","))
+}
+
+/// Names people type for measures and what `-m` maps them to, for `NAME@k` (a cut-off `k`,
+/// or a list `5,10`): (typed name, lower case; trec_eval measure it becomes; where the name
+/// comes from). Any measure with document cutoffs also works under its own name
+/// (`ndcg_cut@10`, `success@1`, `recip_rank_cut@10`), case-insensitively.
+pub const CUTOFF_ALIASES: &[(&str, &str, &str)] = &[
+    ("p", "P", "P@k in papers, ir-measures"),
+    ("precision", "P", "ranx precision@k"),
+    ("r", "recall", "ir-measures R@k"),
+    (
+        "ndcg",
+        "ndcg_cut",
+        "nDCG@k in papers, ranx ndcg@k, ir-measures nDCG@k",
+    ),
+    ("map", "map_cut", "MAP@k in papers, ranx map@k"),
+    ("ap", "map_cut", "ir-measures AP@k"),
+    ("mrr", "recip_rank_cut", "MS MARCO MRR@10, ranx mrr@k"),
+    ("rr", "recip_rank_cut", "ir-measures RR@k"),
+    (
+        "recip_rank",
+        "recip_rank_cut",
+        "trec_eval's recip_rank, cut",
+    ),
+    ("hit_rate", "success", "ranx hit_rate@k"),
+    ("hits", "success", "hits@k"),
+];
+
+/// Names people type for measures without a cut-off: (typed name, lower case; trec_eval
+/// measure; where the name comes from). trec_eval names themselves are matched
+/// case-insensitively too (`MAP` = `map`, `nDCG` = `ndcg`, `rprec` = `Rprec`).
+pub const PLAIN_ALIASES: &[(&str, &str, &str)] = &[
+    ("mrr", "recip_rank", "MRR without a cut-off"),
+    ("rr", "recip_rank", "ir-measures RR"),
+    ("ap", "map", "ir-measures AP"),
+    ("r-prec", "Rprec", "R-precision"),
+    ("r_prec", "Rprec", "R-precision"),
+];
+
+/// The measure whose name equals `name` ignoring ASCII case (unique in trec_eval's table).
+fn measure_ignoring_case(name: &str) -> Option<MeasureId> {
+    MeasureId::ALL
+        .into_iter()
+        .find(|m| m.name().eq_ignore_ascii_case(name))
+}
+
+/// Map a `-m` argument as people type it to trec_eval's syntax (`name[.params]`); a valid
+/// trec_eval argument comes back unchanged (borrowed), a mapped one owned.
+///
+/// Accepted besides trec_eval's own syntax:
+/// * the printed form of one value, `NAME_k` (`P_10` = `P.10`, `ndcg_cut_20`,
+///   `iprec_at_recall_0.10`), for measures with cutoffs or recall fractions;
+/// * `NAME@k` and `NAME@k1,k2` with a name of [`CUTOFF_ALIASES`] (`P@10`, `nDCG@10` =
+///   `ndcg_cut.10`, `MRR@10` = `recip_rank_cut.10`, `map@100` = `map_cut.100`) or of any
+///   measure with document cutoffs (`ndcg_cut@10`, `success@1`), case-insensitively;
+/// * trec_eval names in any case (`MAP`, `NDCG.1=0,2=3`, `rprec`) and [`PLAIN_ALIASES`]
+///   (`MRR` = `recip_rank`).
+///
+/// # Errors
+/// [`Error::Invalid`] `illegal measure 'X'`, with `(did you mean 'Y'?)` when a known name
+/// is close (Jaro-Winkler similarity, as clap suggests flags), or saying that the measure
+/// takes no cut-off for `NAME@k` on a measure without document cutoffs.
+pub fn canonical_measure(arg: &str) -> Result<Cow<'_, str>, Error> {
+    let name = arg.split_once('.').map_or(arg, |(n, _)| n);
+    if nickname(name).is_some()
+        || MeasureId::from_name(name).is_some()
+        || matches!(name, "all_prefs" | "prefs" | "qrels_jg")
+    {
+        return Ok(Cow::Borrowed(arg));
+    }
+    if let Some((base, cuts)) = arg.split_once('@') {
+        let lower = base.to_ascii_lowercase();
+        let target = CUTOFF_ALIASES
+            .iter()
+            .find(|(typed, _, _)| *typed == lower)
+            .map(|(_, trec, _)| *trec)
+            .or_else(|| {
+                measure_ignoring_case(base)
+                    .filter(|m| matches!(m.param_kind(), ParamKind::Cutoffs(_)))
+                    .map(MeasureId::name)
+            });
+        if let Some(t) = target {
+            if cuts.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "illegal measure '{arg}': give the cut-off after '@' (e.g. '{base}@10')"
+                )));
+            }
+            return Ok(Cow::Owned(format!("{t}.{cuts}")));
+        }
+        if let Some(m) = measure_ignoring_case(base).or_else(|| plain_alias(&lower)) {
+            return Err(Error::Invalid(format!(
+                "illegal measure '{arg}': '{}' has no document cut-off in trec_eval (-M {cuts} \
+                 cuts every measure's ranking instead); measures taking '@k': {}",
+                m.name(),
+                cutoff_measure_names().join(", ")
+            )));
+        }
+        return Err(unknown_measure(arg, base, Some(cuts)));
+    }
+    // The printed form of one value: NAME_k.
+    if let Some((base, num)) = arg.rsplit_once('_')
+        && let Some(m) = MeasureId::from_name(base).or_else(|| measure_ignoring_case(base))
+    {
+        let ok = match m.param_kind() {
+            ParamKind::Cutoffs(_) => num.parse::<i64>().is_ok(),
+            ParamKind::Fractions(_) => num.parse::<f64>().is_ok_and(f64::is_finite),
+            _ => false,
+        };
+        if ok {
+            return Ok(Cow::Owned(format!("{}.{num}", m.name())));
+        }
+    }
+    let rest = arg.split_once('.').map(|(_, p)| p);
+    let with_rest = |n: &str| match rest {
+        Some(p) => format!("{n}.{p}"),
+        None => n.to_string(),
+    };
+    if let Some(m) = measure_ignoring_case(name) {
+        return Ok(Cow::Owned(with_rest(m.name())));
+    }
+    if let Some(m) = plain_alias(&name.to_ascii_lowercase()) {
+        return Ok(Cow::Owned(with_rest(m.name())));
+    }
+    Err(unknown_measure(arg, name, None))
+}
+
+fn plain_alias(lower: &str) -> Option<MeasureId> {
+    PLAIN_ALIASES
+        .iter()
+        .find(|(typed, _, _)| *typed == lower)
+        .and_then(|(_, trec, _)| MeasureId::from_name(trec))
+}
+
+/// trec_eval names of the measures that take document cutoffs (`@k` applies to them).
+fn cutoff_measure_names() -> Vec<&'static str> {
+    MeasureId::ALL
+        .into_iter()
+        .filter(|m| matches!(m.param_kind(), ParamKind::Cutoffs(_)))
+        .map(MeasureId::name)
+        .collect()
+}
+
+/// `illegal measure 'ARG'`, with the closest known name when one is close enough.
+fn unknown_measure(arg: &str, name: &str, cuts: Option<&str>) -> Error {
+    let lower = name.to_ascii_lowercase();
+    let candidates: Vec<&str> = match cuts {
+        Some(_) => CUTOFF_ALIASES
+            .iter()
+            .map(|(typed, _, _)| *typed)
+            .chain(cutoff_measure_names())
+            .collect(),
+        None => MeasureId::ALL
+            .into_iter()
+            .map(MeasureId::name)
+            .chain(["official", "all_trec", "set"])
+            .chain(PLAIN_ALIASES.iter().map(|(typed, _, _)| *typed))
+            .collect(),
+    };
+    let mut best: Option<(f64, &str)> = None;
+    for c in candidates {
+        let score = strsim::jaro_winkler(&lower, &c.to_ascii_lowercase());
+        if score > 0.8 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, c));
+        }
+    }
+    match (best, cuts) {
+        (Some((_, s)), Some(c)) => {
+            Error::Invalid(format!("illegal measure '{arg}' (did you mean '{s}@{c}'?)"))
+        }
+        (Some((_, s)), None) => {
+            Error::Invalid(format!("illegal measure '{arg}' (did you mean '{s}'?)"))
+        }
+        (None, _) => Error::Invalid(format!(
+            "illegal measure '{arg}' (see `routeval trec --help` for the measure list)"
+        )),
     }
 }
 
@@ -770,6 +976,91 @@ mod tests {
             "ndcg.1=2=3",
         ] {
             assert!(MeasureSet::parse(&[bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn typed_names_map_to_trec_eval_syntax() {
+        for (typed, want) in [
+            ("P_10", "P.10"),
+            ("P@10", "P.10"),
+            ("p@5,10", "P.5,10"),
+            ("precision@3", "P.3"),
+            ("ndcg_cut@10", "ndcg_cut.10"),
+            ("nDCG@10", "ndcg_cut.10"),
+            ("ndcg@10", "ndcg_cut.10"),
+            ("NDCG_CUT_20", "ndcg_cut.20"),
+            ("MRR@10", "recip_rank_cut.10"),
+            ("RR@10", "recip_rank_cut.10"),
+            ("recall@100", "recall.100"),
+            ("R@100", "recall.100"),
+            ("map@100", "map_cut.100"),
+            ("AP@10", "map_cut.10"),
+            ("map_cut_100", "map_cut.100"),
+            ("hit_rate@5", "success.5"),
+            ("Success@1", "success.1"),
+            ("iprec_at_recall_0.10", "iprec_at_recall.0.10"),
+            ("Rprec_mult_0.20", "Rprec_mult.0.20"),
+            ("MAP", "map"),
+            ("nDCG", "ndcg"),
+            ("NDCG.1=0,2=3", "ndcg.1=0,2=3"),
+            ("rprec", "Rprec"),
+            ("MRR", "recip_rank"),
+        ] {
+            let got = canonical_measure(typed).unwrap_or_else(|e| panic!("{typed}: {e}"));
+            assert_eq!(got, want, "{typed}");
+            assert!(matches!(got, Cow::Owned(_)), "{typed} is a mapping");
+        }
+        // trec_eval's own syntax comes back untouched.
+        for exact in ["P.10", "ndcg_cut", "official", "recip_rank", "ndcg.1=0,2=3"] {
+            assert!(matches!(canonical_measure(exact), Ok(Cow::Borrowed(a)) if a == exact));
+        }
+    }
+
+    #[test]
+    fn typed_names_compute_the_same_values_as_trec_syntax() {
+        assert_eq!(
+            names(&MeasureSet::parse(&["P_10", "nDCG@10", "map@100"]).unwrap()),
+            names(&MeasureSet::parse(&["P.10", "ndcg_cut.10", "map_cut.100"]).unwrap())
+        );
+        // Typed cut-offs add up; a trec_eval-syntax list still wins (first one).
+        assert_eq!(
+            names(&MeasureSet::parse(&["P@5", "P@10", "P_5"]).unwrap()),
+            ["P_5", "P_10"]
+        );
+        assert_eq!(
+            names(&MeasureSet::parse(&["P@5", "P.20", "P@10"]).unwrap()),
+            ["P_20"]
+        );
+        assert_eq!(
+            names(&MeasureSet::parse(&["MRR@10"]).unwrap()),
+            ["recip_rank_cut_10"]
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest() {
+        let msg = |a: &str| MeasureSet::parse(&[a]).unwrap_err().to_string();
+        assert!(
+            msg("ndcgg").contains("did you mean 'ndcg'?"),
+            "{}",
+            msg("ndcgg")
+        );
+        assert!(msg("ndcgg@10").contains("did you mean 'ndcg@10'?"));
+        assert!(msg("recal.5").contains("did you mean 'recall'?"));
+        assert!(msg("bpref@10").contains("'bpref' has no document cut-off"));
+        assert!(msg("P@").contains("give the cut-off"));
+        assert!(msg("zzzzzz").contains("illegal measure 'zzzzzz' (see"));
+        // The printed form needs a number of the measure's kind.
+        assert!(MeasureSet::parse(&["P_x"]).is_err());
+        assert!(MeasureSet::parse(&["map_5"]).is_err());
+    }
+
+    #[test]
+    fn recip_rank_cut_is_last_and_in_no_nickname() {
+        assert_eq!(MeasureId::ALL.last(), Some(&MeasureId::RecipRankCut));
+        for n in ["official", "all_trec", "set"] {
+            assert!(!nickname(n).unwrap().contains(&MeasureId::RecipRankCut));
         }
     }
 
