@@ -19,7 +19,7 @@ use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_core::gate::NamedMetrics;
-use routeval_routing_scores::gqr::{GqrAccumulator, RawLabel, UnseenAccumulator};
+use routeval_routing_scores::gqr::{AccuracyStrata, GqrAccumulator, RawLabel, UnseenAccumulator};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -135,6 +135,12 @@ struct ScoreArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    ci: crate::ci::CiArgs,
+    /// Seed of the bootstrap (--ci, --baseline): replicate r draws from its own stream of
+    /// (seed, r), so intervals do not depend on the number of threads.
+    #[arg(long, value_name = "S", default_value_t = 42)]
+    seed: u64,
     #[command(flatten)]
     gates: crate::gate::GateArgs,
 }
@@ -727,6 +733,22 @@ fn score(a: ScoreArgs) -> CmdResult {
         write_rows(path, id_rows.iter().chain(ood_rows), &preds, &latency.0)?;
     }
     let partial = !missing.is_empty();
+    // Resampling strata: the pooled ID set (GQR) or each unseen set, then each OOD set.
+    let strata = |preds: &[i64]| {
+        AccuracyStrata::new(
+            id_rows
+                .iter()
+                .map(|r| (r.dataset.as_str(), true))
+                .chain(ood_rows.iter().map(|r| (r.dataset.as_str(), false)))
+                .zip(id_rows.iter().chain(ood_rows).zip(preds))
+                .map(|((set, is_id), (r, p))| (set, is_id, *p == r.label as i64)),
+            a.unseen,
+        )
+    };
+    let run_strata = strata(&preds);
+    let intervals =
+        a.ci.ci_level
+            .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     let scored: Box<dyn NamedMetrics> = if a.unseen {
@@ -954,6 +976,10 @@ fn score(a: ScoreArgs) -> CmdResult {
             p(99.0),
             latency.0.len()
         ));
+    }
+    if let Some(iv) = &intervals {
+        report.insert("ci".into(), crate::ci::to_json(iv));
+        table.push_str(&crate::ci::render_text(iv, pct));
     }
     report.insert("data".into(), json!(data.origin));
     let out = if a.json {

@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module and returns a [`common::CmdResult`]; `main` turns
 //! it into the exit status (see [`common`] for the conventions).
 
+mod ci;
 mod common;
 mod compare;
 mod crb;

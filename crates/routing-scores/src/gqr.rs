@@ -776,3 +776,136 @@ mod strata_tests {
         assert_eq!(r[1], 0.5);
     }
 }
+
+impl AccuracyStrata {
+    /// Percentile bootstrap confidence intervals of `[ID accuracy, OOD accuracy, score]`
+    /// (`gqr score --ci`): rows resampled with replacement within each stratum (the pooled ID
+    /// set, each unseen set, each OOD set), `replicates` times (replicate `r` draws from
+    /// `StatsRng::for_replicate(seed, r)`), the score recomputed per replicate.
+    pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
+        let cis = routeval_stats::stratified_bootstrap_ci_multi(
+            &self.strata,
+            replicates,
+            seed,
+            level,
+            3,
+            |idx, out| out.copy_from_slice(&self.statistic(idx)),
+        );
+        routeval_stats::Intervals {
+            level,
+            replicates,
+            seed,
+            units: if self.unseen {
+                "rows, resampled within each unseen ID set and each OOD set".into()
+            } else {
+                "rows, resampled within the ID test set and within each OOD set".into()
+            },
+            intervals: self
+                .metric_names()
+                .iter()
+                .map(|s| s.to_string())
+                .zip(cis)
+                .collect(),
+        }
+    }
+
+    /// Paired comparison with a baseline's predictions on the same rows (same strata): per
+    /// set the accuracy delta with an exact McNemar test (Holm-adjusted over the sets), and
+    /// `[ID accuracy, OOD accuracy, score]` deltas with paired percentile bootstrap CIs (the
+    /// same rows drawn for both). `None` when the rows differ.
+    pub fn compare(
+        &self,
+        baseline: &AccuracyStrata,
+        level: f64,
+        replicates: u64,
+        seed: u64,
+    ) -> Option<GqrComparison> {
+        if self.strata != baseline.strata || self.unseen != baseline.unseen {
+            return None;
+        }
+        let acc = |s: &AccuracyStrata, rows: &[usize]| {
+            rows.iter().filter(|&&r| s.correct[r]).count() as f64 / rows.len() as f64
+        };
+        let mut sets: Vec<SetComparison> = self
+            .names
+            .iter()
+            .zip(&self.strata)
+            .map(|(name, rows)| {
+                let (a, b) = (acc(self, rows), acc(baseline, rows));
+                SetComparison {
+                    set: name.clone(),
+                    rows: rows.len() as u64,
+                    accuracy: a,
+                    baseline_accuracy: b,
+                    delta: a - b,
+                    mcnemar: routeval_stats::McNemar::from_pairs(
+                        rows.iter().map(|&r| (self.correct[r], baseline.correct[r])),
+                    ),
+                    p_adjusted: f64::NAN,
+                }
+            })
+            .collect();
+        let p: Vec<f64> = sets.iter().map(|s| s.mcnemar.p_value).collect();
+        let adj = routeval_stats::adjust(&p, 0.05, routeval_stats::Correction::Holm);
+        for (s, pa) in sets.iter_mut().zip(adj.p_adjusted) {
+            s.p_adjusted = pa;
+        }
+        let cis = routeval_stats::stratified_bootstrap_ci_multi(
+            &self.strata,
+            replicates,
+            seed,
+            level,
+            3,
+            |idx, out| {
+                let (a, b) = (self.statistic(idx), baseline.statistic(idx));
+                for k in 0..3 {
+                    out[k] = a[k] - b[k];
+                }
+            },
+        );
+        let (a, b) = (self.full(), baseline.full());
+        let metrics = self
+            .metric_names()
+            .iter()
+            .enumerate()
+            .zip(cis)
+            .map(|((k, name), ci)| routeval_stats::MetricDelta {
+                metric: name.to_string(),
+                value: a[k],
+                baseline: b[k],
+                delta: a[k] - b[k],
+                ci,
+            })
+            .collect();
+        Some(GqrComparison { sets, metrics })
+    }
+}
+
+/// One set of a paired GQR comparison.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SetComparison {
+    /// Set name (`id_test` for the pooled ID set).
+    pub set: String,
+    /// Rows.
+    pub rows: u64,
+    /// The run's accuracy (fraction).
+    pub accuracy: f64,
+    /// The baseline's accuracy (fraction).
+    pub baseline_accuracy: f64,
+    /// `accuracy - baseline_accuracy`.
+    pub delta: f64,
+    /// Exact McNemar test on per-row correctness.
+    pub mcnemar: routeval_stats::McNemar,
+    /// The McNemar p-value, Holm-adjusted over the sets.
+    pub p_adjusted: f64,
+}
+
+/// A paired comparison of two routers on the same GQR rows
+/// ([`AccuracyStrata::compare`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GqrComparison {
+    /// Per set (strata order).
+    pub sets: Vec<SetComparison>,
+    /// ID accuracy, OOD accuracy and score deltas with paired bootstrap CIs.
+    pub metrics: Vec<routeval_stats::MetricDelta>,
+}

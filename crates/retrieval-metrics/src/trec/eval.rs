@@ -139,6 +139,34 @@ impl Evaluation {
             .map(|(s, &(_, _, geo))| if geo { (s / n).exp() } else { s / n })
             .collect()
     }
+
+    /// Percentile bootstrap confidence intervals of every mean and geometric-mean measure
+    /// (`trec --ci`): the evaluated queries are resampled with replacement (`replicates`
+    /// times, replicate `r` drawing from `StatsRng::for_replicate(seed, r)`), each replicate's
+    /// summary recomputed with [`sample_summary`](Self::sample_summary). Needs per-query
+    /// values ([`EvalOptions::per_query`]). Deterministic for a seed on any thread count.
+    pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
+        let slots = self.interval_slots();
+        let cis = routeval_stats::bootstrap_ci_multi(
+            self.queries.len(),
+            replicates,
+            seed,
+            level,
+            slots.len(),
+            |idx, out| out.copy_from_slice(&self.sample_summary(&slots, idx)),
+        );
+        routeval_stats::Intervals {
+            level,
+            replicates,
+            seed,
+            units: "queries".into(),
+            intervals: slots
+                .iter()
+                .map(|(n, _, _)| n.to_string())
+                .zip(cis)
+                .collect(),
+        }
+    }
 }
 
 /// `(printed name, slot)` of every numeric summary value of `measures`, in print order.
