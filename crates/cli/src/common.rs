@@ -1,7 +1,8 @@
 //! Conventions shared by every subcommand: inputs (`-` = stdin), outputs (`-o/--output`),
 //! errors (one stderr line) and exit statuses.
 //!
-//! Exit statuses: 0 ok; 2 bad input or usage; 3 a `--strict` quality gate failed. (`rag`
+//! Exit statuses: 0 ok; 2 bad input or usage; 3 a quality gate failed (`--fail-under`, see
+//! [`crate::gate`], or `rag --strict`). (`rag`
 //! keeps rag-quality-check's 1 for input errors; it maps its own errors.)
 
 use std::fs::File;
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 pub(crate) const EXIT_OK: u8 = 0;
 /// Exit status: bad input or usage.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
-/// Exit status: a `--strict` quality gate failed.
+/// Exit status: a quality gate failed (`--fail-under`, `rag --strict`).
 pub(crate) const EXIT_STRICT: u8 = 3;
 
 /// A failed subcommand: what to print on stderr (one line) and the exit status.

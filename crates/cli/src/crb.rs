@@ -27,8 +27,9 @@ use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
 };
+use routeval_routing_scores::crb::resample::ScoresV2Units;
 use routeval_routing_scores::crb::scores::{
-    CrbMetrics, Selection, benchmark_counts, build_summary,
+    CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
 };
 use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
 use routeval_tier_cost::tokens::{
@@ -116,6 +117,10 @@ pub(crate) struct EvalArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     llm: llm::LlmArgs,
+    #[command(flatten)]
+    ci: crate::ci::CiArgs,
+    #[command(flatten)]
+    gates: crate::gate::GateArgs,
 }
 
 /// `routeval crb metrics`.
@@ -406,6 +411,7 @@ fn read_tokenizer_files(
 }
 
 fn eval(a: EvalArgs) -> CmdResult {
+    a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = TokenizerSetup::parse(&a.tokenizer_setup).ok_or_else(|| {
         Failure::bad_input(format!(
             "--tokenizer-setup: unknown setup {:?} (expected native, hf_offline or all_cl100k)",
@@ -611,6 +617,11 @@ fn eval(a: EvalArgs) -> CmdResult {
         quotas,
         benchmark_counts: counts,
     };
+    // --ci: whole trajectories resampled within each benchmark; seeded by --seed (mod 2^64).
+    let units = ScoresV2Units::from_walk(&records, &m.steps);
+    let intervals =
+        a.ci.ci_level
+            .map(|level| units.intervals(level, a.ci.replicates, a.seed as u64));
     let mut summary = build_summary(&a.predictor, &sel, &mut records, &m, None, a.json);
     let names = toks.encoder_names();
     let mut enc = Map::new();
@@ -627,16 +638,24 @@ fn eval(a: EvalArgs) -> CmdResult {
         "routeval_tokenizers".into(),
         serde_json::json!({"setup": setup.name(), "encoders": enc, "fallbacks": toks.fallbacks}),
     );
+    if let Some(iv) = &intervals {
+        summary.insert("ci".into(), crate::ci::to_json(iv));
+    }
     let out = if a.json {
         let mut s = serde_json::to_string(&Value::Object(summary))
             .map_err(|e| Failure::bad_input(e.to_string()))?;
         s.push('\n');
         s
     } else {
-        table(&summary, &m)
+        let mut t = table(&summary, &m);
+        if let Some(iv) = &intervals {
+            t.push('\n');
+            t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));
+        }
+        t
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    Ok(common::EXIT_OK)
+    a.gates.apply(&m.scores_v2)
 }
 
 /// One warning line for prediction ids that match no evaluated row (they are ignored): how many,

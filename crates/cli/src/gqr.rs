@@ -16,7 +16,8 @@ use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_
 use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
-use routeval_routing_scores::gqr::{GqrAccumulator, RawLabel, UnseenAccumulator};
+use routeval_core::gate::NamedMetrics;
+use routeval_routing_scores::gqr::{AccuracyStrata, GqrAccumulator, RawLabel, UnseenAccumulator};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -123,6 +124,14 @@ struct ScoreArgs {
     /// group is then killed and the run fails, exit 2).
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numarg::timeout_secs, requires = "cmd", allow_hyphen_values = true)]
     cmd_timeout: f64,
+    /// With `--cmd`: also write the router's answers to PATH, one {"id", "label"} per line
+    /// (the `--predictions` format, so the run can be re-scored or compared later).
+    #[arg(long, value_name = "PATH")]
+    save_predictions: Option<PathBuf>,
+    /// Write one JSON line per scored text to PATH: {"id", "set", "label", "prediction",
+    /// "correct", "latency_ms"} (`latency_ms` null with `--predictions`).
+    #[arg(long, value_name = "PATH")]
+    rows: Option<PathBuf>,
     /// Score GQR-unseen (the nine unseen ID sets with the OOD sets) instead of GQR.
     #[arg(long)]
     unseen: bool,
@@ -134,6 +143,14 @@ struct ScoreArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    ci: crate::ci::CiArgs,
+    /// Seed of the bootstrap (--ci, --baseline): replicate r draws from its own stream of
+    /// (seed, r), so intervals do not depend on the number of threads.
+    #[arg(long, value_name = "S", default_value_t = 42)]
+    seed: u64,
+    #[command(flatten)]
+    gates: crate::gate::GateArgs,
 }
 
 pub(crate) fn run(args: GqrArgs) -> CmdResult {
@@ -502,6 +519,75 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
     Ok(preds)
 }
 
+/// The input of `path`'s check that it is none of our inputs: `--rows`/`--save-predictions`
+/// never overwrite `--predictions`.
+fn not_an_input(path: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(), Failure> {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize())
+    {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    if inputs.iter().any(|i| same(path, i)) {
+        return Err(Failure::bad_input(format!(
+            "{}: refusing to overwrite an input file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--save-predictions`: one `{"id", "label"}` per line (the `--predictions` format), the
+/// labels exactly as the router answered them; written atomically.
+fn save_predictions<'a>(
+    path: &std::path::Path,
+    rows: impl Iterator<Item = &'a ExportRow>,
+    labels: &[RawLabel],
+) -> Result<(), Failure> {
+    let mut out = String::new();
+    for (r, l) in rows.zip(labels) {
+        let label = match l {
+            RawLabel::Int(i) => json!(i),
+            RawLabel::Float(x) => json!(x),
+            RawLabel::Str(s) => json!(s),
+        };
+        out.push_str(&json!({"id": r.id, "label": label}).to_string());
+        out.push('\n');
+    }
+    write_file(path, out.as_bytes())
+}
+
+/// Write `bytes` to `path` atomically (temporary file + rename); errors name the file.
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
+    routeval_bench_data::download::write_atomic(path, bytes)
+        .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// `--rows`: one JSON line per scored text, in scoring order (ID rows, then OOD rows):
+/// `{"id", "set", "label", "prediction", "correct", "latency_ms"}`; `prediction` is the label
+/// under the path's type rules, `latency_ms` null without `--cmd`.
+fn write_rows<'a>(
+    path: &std::path::Path,
+    rows: impl Iterator<Item = &'a ExportRow>,
+    preds: &[i64],
+    latency_ms: &[f64],
+) -> Result<(), Failure> {
+    let mut out = String::new();
+    for (i, (r, p)) in rows.zip(preds).enumerate() {
+        let lat = latency_ms.get(i).map_or(Value::Null, |x| f(*x));
+        let line = json!({
+            "id": r.id,
+            "set": r.dataset,
+            "label": r.label,
+            "prediction": p,
+            "correct": *p == r.label as i64,
+            "latency_ms": lat,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    write_file(path, out.as_bytes())
+}
+
 fn f(x: f64) -> Value {
     if x.is_finite() { json!(x) } else { Value::Null }
 }
@@ -540,6 +626,23 @@ fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &st
 }
 
 fn score(a: ScoreArgs) -> CmdResult {
+    let inputs: Vec<&std::path::Path> = a.predictions.iter().map(PathBuf::as_path).collect();
+    if a.save_predictions.is_some() && a.cmd.is_none() {
+        return Err(Failure::bad_input(
+            "--save-predictions saves the answers of --cmd ROUTER (with --predictions they are already in a file)",
+        ));
+    }
+    for out in [&a.rows, &a.save_predictions].into_iter().flatten() {
+        not_an_input(out, &inputs)?;
+    }
+    a.gates.validate(
+        &if a.unseen {
+            ["unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score"]
+        } else {
+            ["id_accuracy", "ood_accuracy", "gqr_score"]
+        }
+        .map(String::from),
+    )?;
     let (id_split, expected_id): (&str, Vec<String>) = if a.unseen {
         (
             "unseen_id",
@@ -637,6 +740,9 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
             bar.finish_and_clear();
             router.finish()?;
+            if let Some(path) = &a.save_predictions {
+                save_predictions(path, id_rows.iter().chain(ood_rows), &labels)?;
+            }
         }
         (None, None) => {
             return Err(Failure::bad_input(
@@ -644,7 +750,6 @@ fn score(a: ScoreArgs) -> CmdResult {
             ));
         }
     }
-    let (id_labels, ood_labels) = labels.split_at(id_rows.len());
     // A label that cannot be scored: FILE:LINE (or the router's output line), problem, row id.
     let label_err = |i: usize, r: &ExportRow, e: routeval_routing_scores::gqr::LabelError| {
         let ln = label_lines.get(i).copied().unwrap_or(0);
@@ -658,20 +763,42 @@ fn score(a: ScoreArgs) -> CmdResult {
         Failure::bad_input(format!("{place}: {e} (prediction for {})", r.id))
     };
     let n_id = id_rows.len();
+    // Every prediction under the path's type rules (GQR-unseen casts, GQR is strict).
+    let mut preds: Vec<i64> = Vec::with_capacity(total);
+    for (i, (r, l)) in id_rows.iter().chain(ood_rows).zip(&labels).enumerate() {
+        let p = if a.unseen { l.cast() } else { l.strict() };
+        preds.push(p.map_err(|e| label_err(i, r, e))?);
+    }
+    let (id_preds, ood_preds) = preds.split_at(n_id);
+    if let Some(path) = &a.rows {
+        write_rows(path, id_rows.iter().chain(ood_rows), &preds, &latency.0)?;
+    }
     let partial = !missing.is_empty();
+    // Resampling strata: the pooled ID set (GQR) or each unseen set, then each OOD set.
+    let strata = |preds: &[i64]| {
+        AccuracyStrata::new(
+            id_rows
+                .iter()
+                .map(|r| (r.dataset.as_str(), true))
+                .chain(ood_rows.iter().map(|r| (r.dataset.as_str(), false)))
+                .zip(id_rows.iter().chain(ood_rows).zip(preds))
+                .map(|((set, is_id), (r, p))| (set, is_id, *p == r.label as i64)),
+            a.unseen,
+        )
+    };
+    let run_strata = strata(&preds);
+    let intervals =
+        a.ci.ci_level
+            .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
     let mut report = serde_json::Map::new();
     let mut table = String::new();
-    if a.unseen {
+    let scored: Box<dyn NamedMetrics> = if a.unseen {
         let mut acc = UnseenAccumulator::default();
-        for (i, (r, l)) in id_rows.iter().zip(id_labels).enumerate() {
-            acc.add_unseen(
-                &r.dataset,
-                r.label as i64,
-                l.cast().map_err(|e| label_err(i, r, e))?,
-            );
+        for (r, p) in id_rows.iter().zip(id_preds) {
+            acc.add_unseen(&r.dataset, r.label as i64, *p);
         }
-        for (i, (r, l)) in ood_rows.iter().zip(ood_labels).enumerate() {
-            acc.add_ood(&r.dataset, l.cast().map_err(|e| label_err(n_id + i, r, e))?);
+        for (r, p) in ood_rows.iter().zip(ood_preds) {
+            acc.add_ood(&r.dataset, *p);
         }
         let s = acc.finish();
         let key = if partial {
@@ -742,16 +869,14 @@ fn score(a: ScoreArgs) -> CmdResult {
                 "",
             );
         }
+        Box::new(s)
     } else {
         let mut acc = GqrAccumulator::default();
-        for (i, (r, l)) in id_rows.iter().zip(id_labels).enumerate() {
-            acc.add_id(r.label as i64, l.strict().map_err(|e| label_err(i, r, e))?);
+        for (r, p) in id_rows.iter().zip(id_preds) {
+            acc.add_id(r.label as i64, *p);
         }
-        for (i, (r, l)) in ood_rows.iter().zip(ood_labels).enumerate() {
-            acc.add_ood(
-                &r.dataset,
-                l.strict().map_err(|e| label_err(n_id + i, r, e))?,
-            );
+        for (r, p) in ood_rows.iter().zip(ood_preds) {
+            acc.add_ood(&r.dataset, *p);
         }
         let s = acc.finish();
         let key = if partial {
@@ -852,7 +977,8 @@ fn score(a: ScoreArgs) -> CmdResult {
         } else {
             row(&mut table, "GQR score", &[pct(s.gqr_score)], "");
         }
-    }
+        Box::new(s)
+    };
     if partial {
         let reasons: HashMap<&str, &str> = data
             .missing
@@ -892,6 +1018,10 @@ fn score(a: ScoreArgs) -> CmdResult {
             latency.0.len()
         ));
     }
+    if let Some(iv) = &intervals {
+        report.insert("ci".into(), crate::ci::to_json(iv));
+        table.push_str(&crate::ci::render_text(iv, pct));
+    }
     report.insert("data".into(), json!(data.origin));
     let out = if a.json {
         let mut s = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
@@ -901,5 +1031,5 @@ fn score(a: ScoreArgs) -> CmdResult {
         table
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    Ok(EXIT_OK)
+    a.gates.apply(scored.as_ref())
 }

@@ -4,12 +4,14 @@
 //! it into the exit status (see [`common`] for the conventions).
 
 mod child;
+mod ci;
 mod common;
 mod compare;
 mod crb;
 mod data;
 mod filter;
 mod frontier;
+mod gate;
 mod gqr;
 mod input;
 mod numarg;

@@ -21,6 +21,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{self, CmdResult};
+use routeval_core::gate::{self, Gate};
 
 /// Program name printed in messages and in the summary header.
 const PROG: &str = "routeval rag";
@@ -60,6 +61,9 @@ struct RagArgs {
     format: Option<String>,
     #[arg(long)]
     strict: bool,
+    /// `METRIC=VALUE` quality gates (repeatable).
+    #[arg(long = "fail-under")]
+    fail_under: Vec<String>,
     #[arg(long = "embed-url")]
     embed_url: Option<String>,
     #[arg(long = "embed-model")]
@@ -108,7 +112,8 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
                     [--embed-cmd CMD] [--embed-batch N] [--embed-timeout SECS]
                     [--embed-retries N] [--embed-backoff-ms MS]
                     [--qrels QRELS --run RUN] [--where JSON]
-                    [--on-missing-key {skip,error}] [--version]
+                    [--on-missing-key {skip,error}]
+                    [--fail-under METRIC=VALUE] [--version]
                     CASES
 ";
 
@@ -144,6 +149,10 @@ options:
                         every metric, failures, failure_reasons) instead of the
                         summary; every file has the same columns
   --strict              exit 3 when any case failed (a CI quality gate)
+  --fail-under METRIC=VALUE
+                        exit 3 when the mean of METRIC (a metric name below,
+                        a fraction) is under VALUE or could not be computed;
+                        repeatable; the reason goes to stderr
   --embed-url URL       score similarity by cosine of embeddings from an
                         OpenAI-compatible /v1/embeddings endpoint
   --embed-model NAME    model name sent to --embed-url
@@ -373,6 +382,16 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         // Two different stdout formats asked for: refuse rather than pick one silently.
         return usage_error("argument --format: not allowed with argument --json");
     }
+    let mut gates = Vec::with_capacity(args.fail_under.len());
+    for g in &args.fail_under {
+        match g.parse::<Gate>() {
+            Ok(g) => gates.push(g),
+            Err(e) => return usage_error(&e.to_string()),
+        }
+    }
+    if let Err(e) = gate::validate(&gates, &Metric::ALL.map(|m| m.name().to_string())) {
+        return usage_error(&e.to_string());
+    }
     let parse_num =
         |name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64| -> Result<u64, String> {
             match v {
@@ -495,10 +514,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         if let Err(e) = write_outputs(&report, &args, format, weakest) {
             return e.report();
         }
-        if args.strict && !report.ok() {
-            return Ok(common::EXIT_STRICT);
-        }
-        return Ok(common::EXIT_OK);
+        return quality_gates(&report, args.strict, &gates);
     }
 
     // Read the input (parsed below: streamed when lexical, whole when embedding).
@@ -578,14 +594,31 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     if let Err(e) = write_outputs(&report, &args, format, weakest) {
         return e.report();
     }
-    let failed = !report.ok();
+    let status = quality_gates(&report, args.strict, &gates);
     // The process exits next and the OS takes the memory back at once: freeing 100k
     // per-case results one by one would only add tens of milliseconds.
     std::mem::forget(report);
-    if args.strict && failed {
-        return Ok(common::EXIT_STRICT);
+    status
+}
+
+/// `--strict` and `--fail-under`, after every output is written: each failing gate is one
+/// stderr line (`routeval rag: error: ...`), so the reason is visible even when the rows went
+/// to a file; exit 3 when any failed.
+fn quality_gates(report: &RagReport, strict: bool, gates: &[Gate]) -> CmdResult {
+    let mut status = common::EXIT_OK;
+    if strict && !report.ok() {
+        let first = report.failures().next().unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{PROG}: error: --strict: {} case failure(s) (first: {first})",
+            report.n_failures()
+        );
+        status = common::EXIT_STRICT;
     }
-    Ok(common::EXIT_OK)
+    match crate::gate::apply(gates, report, &format!("{PROG}: error")) {
+        Ok(common::EXIT_OK) => Ok(status),
+        other => other,
+    }
 }
 
 /// Keep the cases `query` matches (each case object seen as JSON), with their input

@@ -41,6 +41,8 @@ pub(crate) struct RouteArgs {
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    gates: crate::gate::GateArgs,
 }
 
 #[cfg(feature = "jsonnet")]
@@ -361,6 +363,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         }
     }
 
+    let gate_metrics = summary_metrics(&summary);
     let n_records = records.len();
     let summary = Value::Object(summary);
     let metrics_json = to_python_json(&summary, Some(4));
@@ -399,7 +402,29 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     } else {
         emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
     }
-    Ok(crate::common::EXIT_OK)
+    args.gates.apply(&gate_metrics)
+}
+
+/// The gate-able metrics of a route summary: every key whose value is a number (or `null`,
+/// not computed), nested objects flattened with `.` (e.g. `open/avg_output_length`).
+fn summary_metrics(summary: &Map<String, Value>) -> routeval_core::gate::MetricList {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Option<f64>)>) {
+        match v {
+            Value::Number(n) => out.push((prefix.to_string(), n.as_f64())),
+            Value::Null => out.push((prefix.to_string(), None)),
+            Value::Object(m) => {
+                for (k, v) in m {
+                    walk(&format!("{prefix}.{k}"), v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (k, v) in summary {
+        walk(k, v, &mut out);
+    }
+    routeval_core::gate::MetricList(out)
 }
 
 fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) -> Failure {

@@ -87,6 +87,14 @@ pub(crate) struct TrecArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) ci: crate::ci::CiArgs,
+    /// Seed of the --ci bootstrap (replicate r draws from its own stream of (seed, r), so the
+    /// intervals do not depend on the number of threads).
+    #[arg(long, value_name = "S", default_value_t = 42)]
+    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) gates: crate::gate::GateArgs,
 }
 
 /// `routeval trec --help` description.
@@ -179,6 +187,12 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
 /// Run `routeval trec`.
 pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
+    args.gates.validate(
+        &trec::eval::summary_slots(&measures)
+            .into_iter()
+            .map(|(n, _)| n.to_string())
+            .collect::<Vec<_>>(),
+    )?;
     let opts = EvalOptions {
         measures,
         relevance_level: args.level,
@@ -188,7 +202,8 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             .max_docs
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll: args.num_docs,
-        per_query: args.query,
+        // --ci resamples queries: it needs the per-query values (printed only with -q).
+        per_query: args.query || args.ci.ci_level.is_some(),
     };
     let qrels_name = common::display_name(&args.qrels);
     let run_name = common::display_name(&args.run);
@@ -229,18 +244,33 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             if n == 1 { "y" } else { "ies" }
         );
     }
+    let intervals = args
+        .ci
+        .ci_level
+        .map(|level| ev.intervals(level, args.ci.replicates, args.seed));
     let out = if args.json {
-        let mut v = serde_json::to_vec(
-            &trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary),
-        )
+        let view = trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary);
+        let mut v = match &intervals {
+            None => serde_json::to_vec(&view),
+            Some(iv) => serde_json::to_value(&view).and_then(|mut j| {
+                if let Some(o) = j.as_object_mut() {
+                    o.insert("ci".into(), crate::ci::to_json(iv));
+                }
+                serde_json::to_vec(&j)
+            }),
+        }
         .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
         v.push(b'\n');
         v
     } else {
-        trec::format::render_text(&ev, args.query, !args.nosummary)
+        let mut t = trec::format::render_text(&ev, args.query, !args.nosummary);
+        if let Some(iv) = &intervals {
+            t.extend_from_slice(crate::ci::render_text(iv, |x| format!("{x:.4}")).as_bytes());
+        }
+        t
     };
     common::emit(args.output.as_ref(), &out)?;
-    Ok(common::EXIT_OK)
+    args.gates.apply(&ev)
 }
 
 /// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.

@@ -8,6 +8,8 @@
 //! * [`accum`]: the [`Accumulator`] trait that every aggregate in the workspace implements,
 //!   so partial results computed on shards (threads with rayon, or machines) merge into the
 //!   result of one pass. Counts merge exactly; float sums merge within 1e-12 relative.
+//! * [`gate`]: quality gates (`--fail-under METRIC=VALUE`) checked against any report that
+//!   names its metrics ([`gate::NamedMetrics`]).
 //! * [`fixtures`]: the `$ROUTEVAL_SHARED` rule for tests that read shared data.
 //! * [`py`]: CPython text forms (e.g. `repr(float)`) that several references bake into their
 //!   outputs, defined once.
@@ -19,6 +21,7 @@
 pub mod accum;
 pub mod error;
 pub mod fixtures;
+pub mod gate;
 pub mod labels;
 pub mod py;
 mod py_nonprintable;

@@ -419,6 +419,25 @@ impl GqrAccumulator {
     }
 }
 
+/// Gates (`--fail-under`) on the GQR score: `id_accuracy`, `ood_accuracy`, `gqr_score`
+/// (fractions).
+impl routeval_core::gate::NamedMetrics for GqrScore {
+    fn metric_names(&self) -> Vec<String> {
+        ["id_accuracy", "ood_accuracy", "gqr_score"]
+            .map(String::from)
+            .to_vec()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        match name {
+            "id_accuracy" => Some(self.id_accuracy),
+            "ood_accuracy" => Some(self.ood_accuracy),
+            "gqr_score" => Some(self.gqr_score),
+            _ => None,
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
 /// `score(...)` on whole label slices: ID truth/predictions, then OOD `(dataset, prediction)`
 /// rows in frame order. Predictions follow `score`'s strict type rules.
 pub fn score(
@@ -530,6 +549,25 @@ impl UnseenAccumulator {
     }
 }
 
+/// Gates (`--fail-under`) on GQR-unseen: `unseen_id_accuracy`, `ood_accuracy`,
+/// `gqr_unseen_score` (fractions).
+impl routeval_core::gate::NamedMetrics for UnseenScore {
+    fn metric_names(&self) -> Vec<String> {
+        ["unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score"]
+            .map(String::from)
+            .to_vec()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        match name {
+            "unseen_id_accuracy" => Some(self.unseen_id_accuracy),
+            "ood_accuracy" => Some(self.ood_accuracy),
+            "gqr_unseen_score" => Some(self.gqr_unseen_score),
+            _ => None,
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
 /// `unseen_scores(unseen_id_df, ood_df)` on row slices `(dataset, truth, prediction)`;
 /// predictions are cast as `astype(int)`.
 pub fn score_unseen(
@@ -579,4 +617,313 @@ impl UnseenScore {
             obj(&self.ood_per_dataset)
         )
     }
+}
+
+/// Per-row correctness grouped into resampling strata: the units behind `gqr score --ci` and
+/// `--baseline` (bootstrap confidence intervals and paired comparisons of the GQR score).
+///
+/// A unit is one scored row; [`strata`](Self::strata) lists the rows resampled together:
+///
+/// * GQR: one stratum for the pooled ID test set (ID accuracy is pooled, so its rows are
+///   resampled together), then one per OOD set; a replicate's ID accuracy is correct/rows of
+///   its ID draw, its OOD accuracy the mean of the per-set accuracies, its score
+///   [`gqr_harmonic`].
+/// * GQR-unseen: one stratum per unseen ID set, then one per OOD set (each resampled within
+///   itself); macro means and `(2·a)·b/(a+b)` (0.0 unless `a+b > 0`) as [`UnseenScore`].
+///
+/// On the identity sample the values equal the scores' (up to float summation order).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AccuracyStrata {
+    /// Set name per stratum: the ID strata first, then the OOD sets.
+    pub names: Vec<String>,
+    /// Row indices per stratum.
+    pub strata: Vec<Vec<usize>>,
+    /// Per row: its stratum.
+    pub stratum_of: Vec<usize>,
+    /// Per row: prediction equals the label.
+    pub correct: Vec<bool>,
+    /// Number of leading ID strata (GQR: 1, or 0 without ID rows; GQR-unseen: the sets).
+    pub n_id: usize,
+    /// GQR-unseen (macro ID mean) rather than GQR (pooled ID).
+    pub unseen: bool,
+}
+
+impl AccuracyStrata {
+    /// Build from rows in scoring order: `(set, is_id, correct)`. For GQR every ID row goes
+    /// to one pooled stratum (`"id_test"`); for GQR-unseen each ID set is its own stratum.
+    /// Strata appear in first-appearance order, ID strata before OOD strata.
+    pub fn new<'a>(rows: impl IntoIterator<Item = (&'a str, bool, bool)>, unseen: bool) -> Self {
+        let rows: Vec<(&str, bool, bool)> = rows.into_iter().collect();
+        let mut s = AccuracyStrata {
+            unseen,
+            ..Default::default()
+        };
+        let mut index: HashMap<(bool, &str), usize> = HashMap::new();
+        // ID strata first, then OOD.
+        for pass_id in [true, false] {
+            for &(set, is_id, _) in &rows {
+                if is_id != pass_id {
+                    continue;
+                }
+                let key = (is_id, if is_id && !unseen { "id_test" } else { set });
+                if let std::collections::hash_map::Entry::Vacant(e) = index.entry(key) {
+                    e.insert(s.names.len());
+                    s.names.push(key.1.to_string());
+                    s.strata.push(Vec::new());
+                }
+            }
+            if pass_id {
+                s.n_id = s.names.len();
+            }
+        }
+        for (i, &(set, is_id, ok)) in rows.iter().enumerate() {
+            let key = (is_id, if is_id && !unseen { "id_test" } else { set });
+            let st = index[&key];
+            s.strata[st].push(i);
+            s.stratum_of.push(st);
+            s.correct.push(ok);
+        }
+        s
+    }
+
+    /// The metric names of [`statistic`](Self::statistic), in order.
+    pub fn metric_names(&self) -> [&'static str; 3] {
+        if self.unseen {
+            ["unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score"]
+        } else {
+            ["id_accuracy", "ood_accuracy", "gqr_score"]
+        }
+    }
+
+    /// `[ID accuracy, OOD accuracy, score]` of a sample of rows (indices, repeats allowed).
+    /// Accuracies are fractions; a stratum with no sampled row is left out of its mean.
+    pub fn statistic(&self, rows: &[usize]) -> [f64; 3] {
+        let k = self.names.len();
+        let mut n = vec![0u64; k];
+        let mut c = vec![0u64; k];
+        for &r in rows {
+            if let Some(&st) = self.stratum_of.get(r) {
+                n[st] += 1;
+                c[st] += self.correct[r] as u64;
+            }
+        }
+        let acc = |st: usize| c[st] as f64 / n[st] as f64;
+        let mean = |r: std::ops::Range<usize>| -> f64 {
+            let v: Vec<f64> = r.filter(|&st| n[st] > 0).map(acc).collect();
+            pandas_mean(&v)
+        };
+        let ood = mean(self.n_id..k);
+        if self.unseen {
+            let a = mean(0..self.n_id);
+            let s = if a + ood > 0.0 {
+                (2.0 * a) * ood / (a + ood)
+            } else {
+                0.0
+            };
+            [a, ood, s]
+        } else {
+            let id = if self.n_id == 1 && n[0] > 0 {
+                acc(0)
+            } else {
+                f64::NAN
+            };
+            let s = if id.is_nan() {
+                f64::NAN
+            } else {
+                gqr_harmonic(id, ood)
+            };
+            [id, ood, s]
+        }
+    }
+
+    /// The statistic on every row once.
+    pub fn full(&self) -> [f64; 3] {
+        let all: Vec<usize> = (0..self.correct.len()).collect();
+        self.statistic(&all)
+    }
+}
+
+#[cfg(test)]
+mod strata_tests {
+    use super::*;
+
+    /// On the identity sample the strata reproduce the scores; stratum layout is ID first.
+    #[test]
+    fn full_sample_equals_scores() {
+        // (set, is_id, truth, pred)
+        let rows = [
+            ("law", true, 0, 0),
+            ("finance", true, 1, 2),
+            ("law", true, 0, 0),
+            ("jigsaw", false, 3, 3),
+            ("olid", false, 3, 1),
+            ("jigsaw", false, 3, 0),
+            ("healthcare", true, 2, 2),
+        ];
+        let mut acc = GqrAccumulator::default();
+        let mut un = UnseenAccumulator::default();
+        for &(set, id, t, p) in &rows {
+            if id {
+                acc.add_id(t, p);
+                un.add_unseen(set, t, p);
+            } else {
+                acc.add_ood(set, p);
+                un.add_ood(set, p);
+            }
+        }
+        let flags = || rows.iter().map(|&(s, id, t, p)| (s, id, t == p));
+        let g = AccuracyStrata::new(flags(), false);
+        assert_eq!(g.names, ["id_test", "jigsaw", "olid"]);
+        assert_eq!(g.n_id, 1);
+        let s = acc.finish();
+        let f = g.full();
+        assert!((f[0] - s.id_accuracy).abs() < 1e-15);
+        assert!((f[1] - s.ood_accuracy).abs() < 1e-15);
+        assert!((f[2] - s.gqr_score).abs() < 1e-15);
+        let u = AccuracyStrata::new(flags(), true);
+        assert_eq!(u.names, ["law", "finance", "healthcare", "jigsaw", "olid"]);
+        assert_eq!(u.n_id, 3);
+        let us = un.finish();
+        let f = u.full();
+        assert!((f[0] - us.unseen_id_accuracy).abs() < 1e-15);
+        assert!((f[1] - us.ood_accuracy).abs() < 1e-15);
+        assert!((f[2] - us.gqr_unseen_score).abs() < 1e-15);
+        // A sample drawing the same correct ID row three times.
+        let r = g.statistic(&[0, 0, 0, 3, 4]);
+        assert_eq!(r[0], 1.0);
+        assert_eq!(r[1], 0.5);
+    }
+}
+
+impl AccuracyStrata {
+    /// Percentile bootstrap confidence intervals of `[ID accuracy, OOD accuracy, score]`
+    /// (`gqr score --ci`): rows resampled with replacement within each stratum (the pooled ID
+    /// set, each unseen set, each OOD set), `replicates` times (replicate `r` draws from
+    /// `StatsRng::for_replicate(seed, r)`), the score recomputed per replicate.
+    pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
+        let cis = routeval_stats::stratified_bootstrap_ci_multi(
+            &self.strata,
+            replicates,
+            seed,
+            level,
+            3,
+            |idx, out| out.copy_from_slice(&self.statistic(idx)),
+        );
+        routeval_stats::Intervals {
+            level,
+            replicates,
+            seed,
+            units: if self.unseen {
+                "rows, resampled within each unseen ID set and each OOD set".into()
+            } else {
+                "rows, resampled within the ID test set and within each OOD set".into()
+            },
+            intervals: self
+                .metric_names()
+                .iter()
+                .map(|s| s.to_string())
+                .zip(cis)
+                .collect(),
+        }
+    }
+
+    /// Paired comparison with a baseline's predictions on the same rows (same strata): per
+    /// set the accuracy delta with an exact McNemar test (Holm-adjusted over the sets), and
+    /// `[ID accuracy, OOD accuracy, score]` deltas with paired percentile bootstrap CIs (the
+    /// same rows drawn for both). `None` when the rows differ.
+    pub fn compare(
+        &self,
+        baseline: &AccuracyStrata,
+        level: f64,
+        replicates: u64,
+        seed: u64,
+    ) -> Option<GqrComparison> {
+        if self.strata != baseline.strata || self.unseen != baseline.unseen {
+            return None;
+        }
+        let acc = |s: &AccuracyStrata, rows: &[usize]| {
+            rows.iter().filter(|&&r| s.correct[r]).count() as f64 / rows.len() as f64
+        };
+        let mut sets: Vec<SetComparison> = self
+            .names
+            .iter()
+            .zip(&self.strata)
+            .map(|(name, rows)| {
+                let (a, b) = (acc(self, rows), acc(baseline, rows));
+                SetComparison {
+                    set: name.clone(),
+                    rows: rows.len() as u64,
+                    accuracy: a,
+                    baseline_accuracy: b,
+                    delta: a - b,
+                    mcnemar: routeval_stats::McNemar::from_pairs(
+                        rows.iter().map(|&r| (self.correct[r], baseline.correct[r])),
+                    ),
+                    p_adjusted: f64::NAN,
+                }
+            })
+            .collect();
+        let p: Vec<f64> = sets.iter().map(|s| s.mcnemar.p_value).collect();
+        let adj = routeval_stats::adjust(&p, 0.05, routeval_stats::Correction::Holm);
+        for (s, pa) in sets.iter_mut().zip(adj.p_adjusted) {
+            s.p_adjusted = pa;
+        }
+        let cis = routeval_stats::stratified_bootstrap_ci_multi(
+            &self.strata,
+            replicates,
+            seed,
+            level,
+            3,
+            |idx, out| {
+                let (a, b) = (self.statistic(idx), baseline.statistic(idx));
+                for k in 0..3 {
+                    out[k] = a[k] - b[k];
+                }
+            },
+        );
+        let (a, b) = (self.full(), baseline.full());
+        let metrics = self
+            .metric_names()
+            .iter()
+            .enumerate()
+            .zip(cis)
+            .map(|((k, name), ci)| routeval_stats::MetricDelta {
+                metric: name.to_string(),
+                value: a[k],
+                baseline: b[k],
+                delta: a[k] - b[k],
+                ci,
+            })
+            .collect();
+        Some(GqrComparison { sets, metrics })
+    }
+}
+
+/// One set of a paired GQR comparison.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SetComparison {
+    /// Set name (`id_test` for the pooled ID set).
+    pub set: String,
+    /// Rows.
+    pub rows: u64,
+    /// The run's accuracy (fraction).
+    pub accuracy: f64,
+    /// The baseline's accuracy (fraction).
+    pub baseline_accuracy: f64,
+    /// `accuracy - baseline_accuracy`.
+    pub delta: f64,
+    /// Exact McNemar test on per-row correctness.
+    pub mcnemar: routeval_stats::McNemar,
+    /// The McNemar p-value, Holm-adjusted over the sets.
+    pub p_adjusted: f64,
+}
+
+/// A paired comparison of two routers on the same GQR rows
+/// ([`AccuracyStrata::compare`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GqrComparison {
+    /// Per set (strata order).
+    pub sets: Vec<SetComparison>,
+    /// ID accuracy, OOD accuracy and score deltas with paired bootstrap CIs.
+    pub metrics: Vec<routeval_stats::MetricDelta>,
 }

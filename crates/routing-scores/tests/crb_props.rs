@@ -58,6 +58,27 @@ proptest! {
         prop_assert!(m.steps.len() <= recs.len());
     }
 
+    /// The trajectory units behind `crb eval --ci` reproduce `scores_v2` on the identity
+    /// sample, and each trajectory lands in the stratum of its benchmark.
+    #[test]
+    fn resample_units_reproduce_scores_v2(spec in proptest::collection::vec((0u8..6, 1u8..6, 0u8..4, proptest::option::weighted(0.85, 0u8..4), 0u8..5), 1..30)) {
+        use routeval_routing_scores::crb::resample::ScoresV2Units;
+        use routeval_routing_scores::crb::scores::ScoresV2;
+        let recs = records(&spec);
+        let mut ctx = WalkContext::new(&recs, toks());
+        let m = CrbMetrics::compute(&recs, &mut ctx).unwrap();
+        let units = ScoresV2Units::from_walk(&recs, &m.steps);
+        let full = units.full();
+        for (k, key) in ScoresV2::HEADLINE.iter().enumerate() {
+            let want = m.scores_v2.headline(key).unwrap();
+            prop_assert!(
+                (want.is_nan() && full[k].is_nan()) || (want - full[k]).abs() <= 1e-9 * want.abs().max(1.0),
+                "{key}: {want} vs {}", full[k]
+            );
+        }
+        prop_assert_eq!(units.strata.iter().map(Vec::len).sum::<usize>(), units.units.len());
+    }
+
     #[test]
     fn gold_oracle_passes_everything(spec in proptest::collection::vec((0u8..5, 1u8..6, 0u8..4, Just(None::<u8>), 1u8..6), 1..20)) {
         let spec: Vec<Spec> = spec.into_iter().map(|(t, s, g, _, n)| (t, s, g, Some(g), n)).collect();

@@ -31,6 +31,7 @@
 pub mod binomial;
 pub mod bootstrap;
 pub mod compare;
+pub mod intervals;
 pub mod multitest;
 pub mod paired;
 pub mod rng;
@@ -45,6 +46,7 @@ pub use compare::{
     CompareOptions, Comparison, ComparisonReport, PairReport, SystemScores, SystemSummary,
     compare_systems,
 };
+pub use intervals::{Intervals, McNemar, MetricDelta, stratified_bootstrap_ci_multi};
 pub use multitest::{Adjusted, Correction, adjust};
 pub use paired::{
     PairedTest, Randomization, TTest, Wilcoxon, WilcoxonMethod, WinsTiesLosses, bootstrap_test,

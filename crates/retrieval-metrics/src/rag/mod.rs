@@ -1091,6 +1091,8 @@ fn evaluate_one<S: Scorer>(
         move || repr_str(&shorten(&query, 60))
     };
     let mut r = CaseResult::new(query, index, k, t);
+    r.id = case.get("id").map(PyValue::to_json_value);
+    r.meta = case.get("meta").map(PyValue::to_json_value);
     r.n_retrieved = raw.len();
     let mut ids: Vec<IdKey<'_>> = Vec::with_capacity(raw.len());
     let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(raw.len());

@@ -36,6 +36,11 @@ pub struct CaseResult {
     pub notes: Vec<String>,
     /// Plain-language failures.
     pub failures: Vec<String>,
+    /// The case's own `id` field, if it has one (carried through to the per-case rows; not
+    /// part of the reference's `to_dict()`).
+    pub id: Option<serde_json::Value>,
+    /// The case's own `meta` field, if it has one (carried through to the per-case rows).
+    pub meta: Option<serde_json::Value>,
 }
 
 impl CaseResult {
@@ -53,6 +58,8 @@ impl CaseResult {
             excluded: Vec::new(),
             notes: Vec::new(),
             failures: Vec::new(),
+            id: None,
+            meta: None,
         }
     }
 
@@ -363,6 +370,17 @@ pub(crate) fn assemble(
         rep.run_notes.push(format!("{} of {n} case(s) with an 'answer' had no passage text in 'retrieved', only ids: groundedness and citation_coverage are excluded there rather than reported as 0", totals.answers_without_text));
     }
     rep
+}
+
+/// Gates (`--fail-under`) on a RAG report: every metric name ([`Metric::ALL`]); a metric no
+/// case produced has no value (so a gate on it fails).
+impl routeval_core::gate::NamedMetrics for RagReport {
+    fn metric_names(&self) -> Vec<String> {
+        Metric::ALL.iter().map(|m| m.name().to_string()).collect()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        self.metric(name).filter(|v| v.is_finite())
+    }
 }
 
 /// Notes sharing one text (see [`RagReport::grouped_notes`]).
@@ -789,16 +807,34 @@ impl RagReport {
             .collect()
     }
 
+    /// Whether any case has an `id` field, and whether any has a `meta` field: the per-case
+    /// rows then carry an `id` column after `index` and a `meta` column at the end.
+    pub fn carried_columns(&self) -> (bool, bool) {
+        (
+            self.per_case.iter().any(|c| c.id.is_some()),
+            self.per_case.iter().any(|c| c.meta.is_some()),
+        )
+    }
+
     /// Column names of the per-case rows (`to_frame()` columns): the base columns, the
-    /// metric columns, then `failures` (the count).
+    /// metric columns, then `failures` (the count). When some case has an `id` (or `meta`)
+    /// field, an `id` column follows `index` (and a `meta` column ends the row); without
+    /// them the columns are exactly the reference's.
     pub fn frame_columns(&self) -> Vec<String> {
+        let (has_id, has_meta) = self.carried_columns();
         let mut cols: Vec<String> = FRAME_BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
+        if has_id {
+            cols.insert(1, "id".into());
+        }
         cols.extend(
             self.frame_metric_columns()
                 .iter()
                 .map(|m| m.name().to_string()),
         );
         cols.push("failures".into());
+        if has_meta {
+            cols.push("meta".into());
+        }
         cols
     }
 
@@ -820,14 +856,29 @@ impl RagReport {
     /// Per-case rows as CSV (header [`row_columns`](Self::row_columns), one row per case).
     /// Scores and metrics unrounded, in Python `repr` spelling; a metric a case did not
     /// produce is an empty field (pandas writes NaN so); `estimated` is `True`/`False`;
-    /// `failure_reasons` joins the reasons with `"; "`.
+    /// `failure_reasons` joins the reasons with `"; "`. When some case has an `id` (or
+    /// `meta`) field, an `id` column follows `index` (and a `meta` column ends the row): a
+    /// string `id` as is, any other `id` and every `meta` as compact JSON, absent ones empty.
     ///
     /// # Errors
     /// Write errors from `w`.
     pub fn write_rows_csv<W: Write>(&self, w: W) -> std::io::Result<()> {
         let mut wr = csv::Writer::from_writer(w);
-        wr.write_record(Self::row_columns())?;
+        let (has_id, has_meta) = self.carried_columns();
+        let mut header = Self::row_columns();
+        if has_id {
+            header.insert(1, "id".into());
+        }
+        if has_meta {
+            header.push("meta".into());
+        }
+        wr.write_record(header)?;
         let cols = Metric::ALL;
+        let text = |v: &Option<serde_json::Value>| match v {
+            None => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
         for c in &self.per_case {
             let mut row: Vec<String> = vec![
                 c.index.to_string(),
@@ -847,6 +898,15 @@ impl RagReport {
             }
             row.push(c.failures.len().to_string());
             row.push(c.failure_reasons().collect::<Vec<_>>().join("; "));
+            if has_id {
+                row.insert(1, text(&c.id));
+            }
+            if has_meta {
+                row.push(match &c.meta {
+                    Some(m) => m.to_string(),
+                    None => String::new(),
+                });
+            }
             wr.write_record(&row)?;
         }
         wr.flush()?;
@@ -856,14 +916,23 @@ impl RagReport {
     /// Per-case rows as JSON Lines: one object per case with the [`row_columns`]
     /// (Self::row_columns) keys; a missing metric is `null`; `failure_reasons` is a list of
     /// strings.
+    /// `id` and `meta` (when some case has them) are the case's own JSON values, `null` where
+    /// a case lacks them (`id` after `index`, `meta` last).
     ///
     /// # Errors
     /// Write errors from `w`.
     pub fn write_rows_jsonl<W: Write>(&self, mut w: W) -> std::io::Result<()> {
         let cols = Metric::ALL;
+        let (has_id, has_meta) = self.carried_columns();
+        let json =
+            |v: &Option<serde_json::Value>| v.as_ref().map_or("null".into(), |v| v.to_string());
         for c in &self.per_case {
             let mut o = String::from("{\"index\": ");
             o.push_str(&c.index.to_string());
+            if has_id {
+                o.push_str(", \"id\": ");
+                o.push_str(&json(&c.id));
+            }
             o.push_str(", \"query\": ");
             json_str_into(&mut o, &c.query);
             o.push_str(&format!(
@@ -893,7 +962,12 @@ impl RagReport {
                 }
                 json_str_into(&mut o, reason);
             }
-            o.push_str("]}\n");
+            o.push(']');
+            if has_meta {
+                o.push_str(", \"meta\": ");
+                o.push_str(&json(&c.meta));
+            }
+            o.push_str("}\n");
             w.write_all(o.as_bytes())?;
         }
         w.flush()

@@ -80,6 +80,109 @@ pub struct Evaluation {
     pub run_only_queries: u64,
 }
 
+/// Gates (`--fail-under`) on a trec evaluation: every summary value, named as trec_eval
+/// prints it (`map`, `P_10`, `ndcg_cut_10`, `num_rel_ret`); text measures (`runid`,
+/// `relstring`) have none.
+impl routeval_core::gate::NamedMetrics for Evaluation {
+    fn metric_names(&self) -> Vec<String> {
+        summary_slots(&self.measures)
+            .into_iter()
+            .map(|(n, _)| n.to_string())
+            .collect()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        summary_slots(&self.measures)
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, i)| self.summary.get(i).copied())
+            .filter(|v| v.is_finite())
+    }
+}
+
+impl Evaluation {
+    /// The summary values a confidence interval makes sense for, as `(printed name, slot,
+    /// geometric)`: every mean (`map`, `P_10`, ...) and geometric mean (`gm_map`, `gm_bpref`);
+    /// not sums (`num_ret`) or `num_q`.
+    pub fn interval_slots(&self) -> Vec<(&str, usize, bool)> {
+        let mut out = Vec::new();
+        for meas in self.measures.measures() {
+            let geo = match meas.id.aggregate() {
+                Aggregate::Mean => false,
+                Aggregate::GeoMean => true,
+                _ => continue,
+            };
+            for (k, name) in meas.names.iter().enumerate() {
+                out.push((name.as_str(), meas.offset + k, geo));
+            }
+        }
+        out
+    }
+
+    /// The summary values of `slots` (from [`interval_slots`](Self::interval_slots)) over a
+    /// sample of the per-query results (`sample` = positions in [`queries`](Self::queries),
+    /// repeats allowed): the mean of the sampled values, or for a geometric mean the `exp` of
+    /// the mean of its per-query log terms (trec_eval's `meas_avg.c` on the sample). Needs
+    /// per-query values ([`EvalOptions::per_query`]); NaN for an empty sample.
+    pub fn sample_summary(&self, slots: &[(&str, usize, bool)], sample: &[usize]) -> Vec<f64> {
+        let mut sums = vec![0.0f64; slots.len()];
+        for &q in sample {
+            let Some(qr) = self.queries.get(q) else {
+                continue;
+            };
+            for (s, &(_, slot, _)) in sums.iter_mut().zip(slots) {
+                *s += qr.values.get(slot).copied().unwrap_or(0.0);
+            }
+        }
+        let n = sample.len() as f64;
+        sums.iter()
+            .zip(slots)
+            .map(|(s, &(_, _, geo))| if geo { (s / n).exp() } else { s / n })
+            .collect()
+    }
+
+    /// Percentile bootstrap confidence intervals of every mean and geometric-mean measure
+    /// (`trec --ci`): the evaluated queries are resampled with replacement (`replicates`
+    /// times, replicate `r` drawing from `StatsRng::for_replicate(seed, r)`), each replicate's
+    /// summary recomputed with [`sample_summary`](Self::sample_summary). Needs per-query
+    /// values ([`EvalOptions::per_query`]). Deterministic for a seed on any thread count.
+    pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
+        let slots = self.interval_slots();
+        let cis = routeval_stats::bootstrap_ci_multi(
+            self.queries.len(),
+            replicates,
+            seed,
+            level,
+            slots.len(),
+            |idx, out| out.copy_from_slice(&self.sample_summary(&slots, idx)),
+        );
+        routeval_stats::Intervals {
+            level,
+            replicates,
+            seed,
+            units: "queries".into(),
+            intervals: slots
+                .iter()
+                .map(|(n, _, _)| n.to_string())
+                .zip(cis)
+                .collect(),
+        }
+    }
+}
+
+/// `(printed name, slot)` of every numeric summary value of `measures`, in print order.
+pub fn summary_slots(measures: &MeasureSet) -> Vec<(&str, usize)> {
+    let mut out = Vec::new();
+    for meas in measures.measures() {
+        if matches!(meas.id.aggregate(), Aggregate::NoSummary | Aggregate::Runid) {
+            continue;
+        }
+        for (k, name) in meas.names.iter().enumerate() {
+            out.push((name.as_str(), meas.offset + k));
+        }
+    }
+    out
+}
+
 /// The mergeable aggregate behind the summary: per-slot sums and a query count.
 ///
 /// Merging shards adds their sums (exact for counts; float sums agree with one pass within

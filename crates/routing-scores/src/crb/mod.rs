@@ -6,6 +6,8 @@
 //! * [`walk`]: the trajectory walk that prices every evaluable step on three paths
 //!   (always-high baseline, gold, predicted) with prompt caching;
 //! * [`scores`]: `section_11`, `router_accounting`, `scores_v2`, `by_benchmark` and the eval summary;
+//! * [`resample`]: `scores_v2` on bootstrap samples of whole trajectories (for confidence
+//!   intervals and paired comparisons);
 //! * [`metrics`]: `main.metrics` (`CaseMetrics`, `aggregate_routerbench_metrics`,
 //!   `routing_supervision_accuracy`);
 //! * [`sweep`]: one threshold-sweep point (the blocks `crb eval` prints) for a tier assignment;
@@ -15,6 +17,7 @@
 pub mod classifier;
 pub mod metrics;
 pub mod records;
+pub mod resample;
 pub mod scores;
 pub mod sweep;
 pub mod walk;

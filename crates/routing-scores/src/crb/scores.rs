@@ -437,6 +437,39 @@ impl ScoresV2 {
     }
 }
 
+impl ScoresV2 {
+    /// The headline metrics of `scores_v2` by key, in the reference's key order (percent).
+    pub const HEADLINE: [&'static str; 5] = [
+        "case_pass_rate_percent",
+        "case_exact_match_percent",
+        "trajectory_pass_rate_percent",
+        "cost_savings_score_percent",
+        "combined_score_percent",
+    ];
+
+    /// The value of a [`HEADLINE`](Self::HEADLINE) metric (percent; NaN when undefined).
+    pub fn headline(&self, key: &str) -> Option<f64> {
+        Some(match key {
+            "case_pass_rate_percent" => self.case_pass_rate_percent(),
+            "case_exact_match_percent" => self.case_exact_match_percent(),
+            "trajectory_pass_rate_percent" => self.trajectory_pass_rate_percent(),
+            "cost_savings_score_percent" => self.cost_savings_score_percent,
+            "combined_score_percent" => self.combined_score_percent(),
+            _ => return None,
+        })
+    }
+}
+
+/// Gates (`--fail-under`) on `scores_v2`: the [`ScoresV2::HEADLINE`] keys (percent).
+impl routeval_core::gate::NamedMetrics for ScoresV2 {
+    fn metric_names(&self) -> Vec<String> {
+        Self::HEADLINE.iter().map(|s| s.to_string()).collect()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        self.headline(name).filter(|v| v.is_finite())
+    }
+}
+
 /// One benchmark of the top-level `by_benchmark` (§16).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchmarkBlock {
