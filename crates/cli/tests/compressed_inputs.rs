@@ -97,17 +97,7 @@ fn s(p: &Path) -> &str {
 fn same_output(args: &[&str], input: &str, fixture: &str) {
     let plain = example(input);
     let f = forms(&plain, fixture);
-    let with = |p: &str| -> Vec<String> {
-        args.iter()
-            .map(|a| {
-                if *a == "{}" {
-                    p.to_string()
-                } else {
-                    a.to_string()
-                }
-            })
-            .collect()
-    };
+    let with = |p: &str| -> Vec<String> { args.iter().map(|a| a.replace("{}", p)).collect() };
     let go = |p: &str, stdin: Option<&[u8]>| {
         let a = with(p);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
