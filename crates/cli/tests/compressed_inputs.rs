@@ -102,10 +102,12 @@ fn same_output(args: &[&str], input: &str, fixture: &str) {
         let a = with(p);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let out = ok(&run(&a, stdin));
-        // `crb eval --json` names the bank file (`shard`): not part of the comparison.
+        // `crb eval --json` names the bank file (`shard`) and the predictor spec
+        // (`classifier`, `file:PATH`): not part of the comparison.
         match serde_json::from_str::<serde_json::Value>(&out) {
             Ok(serde_json::Value::Object(mut m)) => {
                 m.remove("shard");
+                m.remove("classifier");
                 serde_json::Value::Object(m).to_string()
             }
             _ => out,
