@@ -97,25 +97,17 @@ fn s(p: &Path) -> &str {
 fn same_output(args: &[&str], input: &str, fixture: &str) {
     let plain = example(input);
     let f = forms(&plain, fixture);
-    let with = |p: &str| -> Vec<String> {
-        args.iter()
-            .map(|a| {
-                if *a == "{}" {
-                    p.to_string()
-                } else {
-                    a.to_string()
-                }
-            })
-            .collect()
-    };
+    let with = |p: &str| -> Vec<String> { args.iter().map(|a| a.replace("{}", p)).collect() };
     let go = |p: &str, stdin: Option<&[u8]>| {
         let a = with(p);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let out = ok(&run(&a, stdin));
-        // `crb eval --json` names the bank file (`shard`): not part of the comparison.
+        // `crb eval --json` names the bank file (`shard`) and the predictor spec
+        // (`classifier`, `file:PATH`): not part of the comparison.
         match serde_json::from_str::<serde_json::Value>(&out) {
             Ok(serde_json::Value::Object(mut m)) => {
                 m.remove("shard");
+                m.remove("classifier");
                 serde_json::Value::Object(m).to_string()
             }
             _ => out,
