@@ -243,6 +243,15 @@ fn crb_manifest_gzip_and_zstd() {
 }
 
 #[test]
+fn crb_metrics_cases_gzip_and_zstd() {
+    same_output(
+        &["crb", "metrics", "--cases", "{}"],
+        "crb/metrics_cases.json",
+        "metrics_cases.json",
+    );
+}
+
+#[test]
 fn gqr_predictions_gzip_and_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let build = dir.path().join("build");
