@@ -272,25 +272,6 @@ impl Accumulator for TrecAccumulator {
     }
 }
 
-/// trec_eval's `num_rel` summary under `-c` (`te_calc_avg_num_rel`, m_num_rel.c): not the
-/// sum of the per-query values but the number of qrels lines with relevance > 0 over every
-/// judged query, so it ignores `-l` (and `-J`/`-M`, which never change qrels counts).
-fn complete_num_rel(measures: &MeasureSet, qrels: &Qrels, summary: &mut [f64]) {
-    let Some(meas) = measures
-        .measures()
-        .iter()
-        .find(|m| m.id == MeasureId::NumRel)
-    else {
-        return;
-    };
-    let raw: u64 = qrels
-        .queries()
-        .iter()
-        .map(|q| (0..q.len()).filter(|&i| q.rel_at(i) > 0).count() as u64)
-        .sum();
-    summary[meas.offset] = raw as f64;
-}
-
 /// Compute every requested measure for one query into `values` (laid out as `opts.measures`);
 /// returns the relevance string when `relstring` is requested.
 pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) -> Option<String> {
