@@ -280,7 +280,9 @@ fn eval_sampling_errors_match_the_reference() {
         assert_eq!((code, out.as_str()), (2, ""), "{err}");
         assert_eq!(
             err.trim_end(),
-            format!("error: invalid value '{n}' for '--n <N>': n must be positive when set"),
+            format!(
+                "error: invalid value '{n}' for '--n <N>': n must be positive when set (see --help)"
+            ),
             "{err}"
         );
     }

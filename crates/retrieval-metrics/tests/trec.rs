@@ -236,7 +236,7 @@ fn complete_num_rel_summary_counts_raw_qrels_like_trec_eval() {
     let run = b"q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 e 1 1.0 t\n";
     let eval = |complete: bool, level: i64| {
         let opts = EvalOptions {
-            measures: MeasureSet::parse(&["num_rel", "num_q"]).unwrap(),
+            measures: MeasureSet::parse(&["num_rel"]).unwrap(),
             complete,
             relevance_level: level,
             per_query: true,
@@ -249,7 +249,8 @@ fn complete_num_rel_summary_counts_raw_qrels_like_trec_eval() {
     let e = eval(true, 2);
     assert_eq!(e.summary[0], 5.0);
     let per_query: f64 = e.queries.iter().map(|q| q.values[0]).sum();
-    assert_eq!(per_query, 2.0, "q1 and q2 have results");
+    // Under -c the judged query without results (q3) is evaluated too (num_rel 1 at -l 2).
+    assert_eq!(per_query, 3.0, "q1, q2 and q3 at -l 2");
     // Without -c the summary is the sum of the evaluated queries (q1, q2) at -l 2.
     assert_eq!(eval(false, 2).summary[0], 2.0);
     // -c -l 1: the same raw count.

@@ -255,8 +255,15 @@ fn complete_num_rel(measures: &MeasureSet, qrels: &Qrels, summary: &mut [f64]) {
         .iter()
         .find(|m| m.id == MeasureId::NumRel)
     {
-        let n: u64 = qrels.queries().iter().map(|q| q.num_rel(1)).sum();
-        summary[meas.offset] = n as f64;
+        // Every qrels line with rel > 0 (a query's `num_rel(1)` would count judgments of
+        // relevance >= 1 after its own rules; trec_eval counts raw lines: checked against
+        // trec_eval 10.0 in cli/tests/trec_matrix).
+        let raw: u64 = qrels
+            .queries()
+            .iter()
+            .map(|q| (0..q.len()).filter(|&i| q.rel_at(i) > 0).count() as u64)
+            .sum();
+        summary[meas.offset] = raw as f64;
     }
 }
 
