@@ -99,6 +99,7 @@ fn write_bank_dir(dir: &Path, scale_div: usize) -> usize {
 }
 
 #[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
 fn fetch_crb_from_dir_then_eval_without_bank_uses_the_cached_bank_and_native_tokenizers() {
     let Some(shared) = routeval_core::fixtures::shared_dir(
         "fetch_crb_from_dir_then_eval_without_bank_uses_the_cached_bank_and_native_tokenizers",

@@ -210,7 +210,8 @@ fn frontier_cli_reproduces_the_goldens() {
         .collect();
     assert_eq!(kinds.iter().filter(|k| **k == "rb").count(), 12);
     assert_eq!(kinds.iter().filter(|k| **k == "rl").count(), 12);
-    if let Some(sh) = routeval_core::fixtures::shared_dir("frontier_cli_reproduces_the_goldens") {
+    if let Some(sh) = routeval_core::fixtures::shared_if_set("frontier_cli_reproduces_the_goldens")
+    {
         let dirs = case_dirs(&sh.join("golden/frontier/cases"));
         assert!(dirs.len() >= 24, "{} shared cases", dirs.len());
         let mut n = 0;
@@ -428,7 +429,8 @@ fn crb_sweep_points_equal_crb_eval_runs() {
         "0:1:0.125",
     );
     // A golden bank with the native tokenizers when the shared data is there.
-    if let Some(sh) = routeval_core::fixtures::shared_dir("crb_sweep_points_equal_crb_eval_runs") {
+    if let Some(sh) = routeval_core::fixtures::shared_if_set("crb_sweep_points_equal_crb_eval_runs")
+    {
         let toks = sh.join("thirdparty/tokenizers");
         for case in ["mixed_gold", "breaks_gold"] {
             let bank = sh.join("golden/crb/cases").join(case).join("bank.jsonl");

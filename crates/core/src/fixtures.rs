@@ -55,3 +55,17 @@ pub fn shared_files(test: &str, sub: &str, files: &[&str]) -> Option<PathBuf> {
     }
     Some(dir)
 }
+
+/// For a test that runs on in-repository data and *also* checks the shared copy when there is
+/// one (e.g. goldens copied as fixtures): `Some($ROUTEVAL_SHARED)` when set, `None` when unset
+/// outside CI, so a plain `cargo test` still runs the in-repository part.
+///
+/// # Panics
+/// When the variable is unset and `CI=true`: CI must check the shared copy too.
+pub fn shared_if_set(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("ROUTEVAL_SHARED") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => Some(shared(test)),
+        _ => None,
+    }
+}
