@@ -444,66 +444,15 @@ fn eval(a: EvalArgs) -> CmdResult {
             Some((q, omk))
         }
     };
-    // 1. Select rows, in the reference's order of checks (spec §5): the bank exists, then
-    //    `n`, then the manifest's quotas, then the sample.
-    if bank_path != Path::new("-")
-        && std::fs::metadata(&bank_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    {
-        return Err(Failure::bad_input(
-            SampleError::BankNotFound(bank_name.clone()).to_string(),
-        ));
-    }
-    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match a.n {
-        None => (
-            read_bank(open_input(&bank_path)?, &bank_name)?,
-            "full_bank",
-            None,
-        ),
-        Some(n) => {
-            check_sample_size(n).map_err(|e| Failure::bad_input(format!("--n {n}: {e}")))?;
-            let manifest = match &choice.manifest {
-                Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
-                None => published_manifest(),
-            };
-            let manifest_name = choice
-                .manifest
-                .as_deref()
-                .map_or("published manifest".into(), display_name);
-            let (q, rows) = select_sample(
-                BankReader::new(open_input(&bank_path)?, &bank_name),
-                &manifest,
-                n,
-                a.seed,
-            )?
-            .map_err(|e| match e {
-                SampleError::NotEnoughRows { .. } => {
-                    Failure::bad_input(format!("{bank_name}: {e}"))
-                }
-                e => Failure::bad_input(format!("{manifest_name}: {e}")),
-            })?;
-            (rows, "proportional_sample", Some(q))
-        }
-    };
-    let rows = if a.benchmarks.is_empty() {
-        rows
-    } else {
-        let kept = filter_rows(rows, |v| {
-            v.get("benchmark")
-                .and_then(Value::as_str)
-                .is_some_and(|b| a.benchmarks.iter().any(|x| x == b))
-        });
-        if kept.is_empty() {
-            return Err(Failure::bad_input(format!(
-                "{bank_name}: no rows of benchmark(s) {}",
-                a.benchmarks.join(", ")
-            )));
-        }
-        kept
-    };
-    let rows = match &where_query {
-        None => rows,
-        Some((q, omk)) => select_where(rows, q, *omk, &bank_name)?,
-    };
+    // 1. Select rows.
+    let (rows, sample_mode, quotas) = select_bank_rows(
+        &bank_path,
+        choice.manifest.as_deref(),
+        a.n,
+        a.seed,
+        &a.benchmarks,
+        where_query.as_ref(),
+    )?;
     // 2. Validate (reference order: per row, before prediction).
     let mut warnings = Vec::new();
     let mut checked = Vec::with_capacity(rows.len());
@@ -904,4 +853,76 @@ fn metrics_cmd(a: MetricsArgs) -> CmdResult {
     .map_err(|e| Failure::bad_input(e.to_string()))?;
     emit(a.output.as_ref(), format!("{out}\n").as_bytes())?;
     Ok(common::EXIT_OK)
+}
+
+/// Rows of the bank selected as `crb eval` selects them (shared with `crb sweep`), in the
+/// reference's order of checks (spec §5): the bank exists, then `n`, then the manifest's
+/// quotas, then the sample; then `--benchmark` and `--where`.
+pub(crate) fn select_bank_rows(
+    bank_path: &Path,
+    manifest_path: Option<&Path>,
+    n: Option<i64>,
+    seed: i128,
+    benchmarks: &[String],
+    where_query: Option<&(Query, OnMissingKey)>,
+) -> Result<(Vec<BankRow>, &'static str, Option<Quotas>), Failure> {
+    let bank_name = display_name(bank_path);
+    // 1. Select rows, in the reference's order of checks (spec §5): the bank exists, then
+    //    `n`, then the manifest's quotas, then the sample.
+    if bank_path != Path::new("-")
+        && std::fs::metadata(bank_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Err(Failure::bad_input(
+            SampleError::BankNotFound(bank_name.clone()).to_string(),
+        ));
+    }
+    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match n {
+        None => (
+            read_bank(open_input(bank_path)?, &bank_name)?,
+            "full_bank",
+            None,
+        ),
+        Some(n) => {
+            check_sample_size(n).map_err(|e| Failure::bad_input(format!("--n {n}: {e}")))?;
+            let manifest = match &manifest_path {
+                Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
+                None => published_manifest(),
+            };
+            let manifest_name = manifest_path.map_or("published manifest".into(), display_name);
+            let (q, rows) = select_sample(
+                BankReader::new(open_input(bank_path)?, &bank_name),
+                &manifest,
+                n,
+                seed,
+            )?
+            .map_err(|e| match e {
+                SampleError::NotEnoughRows { .. } => {
+                    Failure::bad_input(format!("{bank_name}: {e}"))
+                }
+                e => Failure::bad_input(format!("{manifest_name}: {e}")),
+            })?;
+            (rows, "proportional_sample", Some(q))
+        }
+    };
+    let rows = if benchmarks.is_empty() {
+        rows
+    } else {
+        let kept = filter_rows(rows, |v| {
+            v.get("benchmark")
+                .and_then(Value::as_str)
+                .is_some_and(|b| benchmarks.iter().any(|x| x == b))
+        });
+        if kept.is_empty() {
+            return Err(Failure::bad_input(format!(
+                "{bank_name}: no rows of benchmark(s) {}",
+                benchmarks.join(", ")
+            )));
+        }
+        kept
+    };
+    let rows = match where_query {
+        None => rows,
+        Some((q, omk)) => select_where(rows, q, *omk, &bank_name)?,
+    };
+    Ok((rows, sample_mode, quotas))
 }

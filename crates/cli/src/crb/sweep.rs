@@ -12,16 +12,11 @@
 //! only, and the other rows are reported at that τ (never the same rows).
 
 use super::{
-    default_tokenizer_dir, duplicate_step_warnings, read_tokenizer_files, seed_value, select_where,
-    warn_all,
+    default_tokenizer_dir, duplicate_step_warnings, read_tokenizer_files, seed_value, warn_all,
 };
-use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
+use crate::common::{self, CmdResult, Failure, display_name, emit, open_input};
 use clap::Args;
-use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, Quotas, check_row, filter_rows, id_repr,
-    manifest_proportional_quotas, proportional_reservoir_sample, published_manifest, read_bank,
-};
-use routeval_bench_data::pyrandom::PyRandom;
+use routeval_bench_data::crb::{check_row, id_repr};
 use routeval_core::Tier;
 use routeval_frontier::ndch::{aiq, ndch_hull, pareto};
 use routeval_frontier::threshold::{
@@ -185,64 +180,6 @@ fn read_tier_scores(path: &Path) -> Result<TierScores, Failure> {
     Ok(s)
 }
 
-/// Rows selected exactly as `crb eval` selects them.
-fn select_rows(
-    bank: &Path,
-    a: &SelectArgs,
-    where_query: Option<&(Query, OnMissingKey)>,
-) -> Result<(Vec<BankRow>, &'static str, Option<Quotas>), Failure> {
-    let bank_name = display_name(bank);
-    let (rows, mode, quotas) = match a.n {
-        None => (read_bank(open_input(bank)?, &bank_name)?, "full_bank", None),
-        Some(n) => {
-            if n <= 0 {
-                return Err(Failure::bad_input("--n: n must be positive when set"));
-            }
-            let manifest = match &a.manifest {
-                Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
-                None => published_manifest(),
-            };
-            let q = manifest_proportional_quotas(&manifest, n).map_err(|e| {
-                Failure::bad_input(format!(
-                    "{}: {e}",
-                    a.manifest
-                        .as_deref()
-                        .map_or("published manifest".into(), display_name)
-                ))
-            })?;
-            let mut rng = PyRandom::new(a.seed);
-            let rows = proportional_reservoir_sample(
-                BankReader::new(open_input(bank)?, &bank_name),
-                &mut rng,
-                &q,
-            )?
-            .map_err(|e| Failure::bad_input(format!("{bank_name}: {e}")))?;
-            (rows, "proportional_sample", Some(q))
-        }
-    };
-    let rows = if a.benchmarks.is_empty() {
-        rows
-    } else {
-        let kept = filter_rows(rows, |v| {
-            v.get("benchmark")
-                .and_then(Value::as_str)
-                .is_some_and(|b| a.benchmarks.iter().any(|x| x == b))
-        });
-        if kept.is_empty() {
-            return Err(Failure::bad_input(format!(
-                "{bank_name}: no rows of benchmark(s) {}",
-                a.benchmarks.join(", ")
-            )));
-        }
-        kept
-    };
-    let rows = match where_query {
-        None => rows,
-        Some((q, omk)) => select_where(rows, q, *omk, &bank_name)?,
-    };
-    Ok((rows, mode, quotas))
-}
-
 fn on_missing_key(a: &SelectArgs) -> Result<OnMissingKey, Failure> {
     a.on_missing_key
         .as_deref()
@@ -387,7 +324,14 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         None => None,
     };
     // 1. Rows, as `crb eval` selects and validates them.
-    let (rows, sample_mode, _quotas) = select_rows(&a.bank, s, where_query.as_ref())?;
+    let (rows, sample_mode, _quotas) = crate::crb::select_bank_rows(
+        &a.bank,
+        s.manifest.as_deref(),
+        s.n,
+        s.seed,
+        &s.benchmarks,
+        where_query.as_ref(),
+    )?;
     let mut warnings = Vec::new();
     let mut checked = Vec::with_capacity(rows.len());
     for r in &rows {
