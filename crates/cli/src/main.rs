@@ -17,6 +17,7 @@ mod input;
 mod numarg;
 mod output;
 mod rag;
+mod report;
 mod route;
 mod signals;
 mod trec;

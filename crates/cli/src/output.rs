@@ -70,6 +70,13 @@ pub(crate) fn note_input_file(file: &File, path: &Path) {
     }
 }
 
+/// The input files noted so far, as named when opened, in the order they were opened (for a
+/// report's provenance).
+pub(crate) fn noted_inputs() -> Vec<String> {
+    let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    inputs.iter().map(|i| i.name.clone()).collect()
+}
+
 /// The input with this device and inode, if any.
 fn input_with(dev: u64, ino: u64) -> Option<String> {
     let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());

@@ -87,6 +87,11 @@ pub(crate) struct TrecArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    /// stdout format: `text` (trec_eval's lines) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    pub(crate) format: crate::report::TextFormat,
+    #[command(flatten)]
+    pub(crate) html: crate::report::HtmlArg,
     #[command(flatten)]
     pub(crate) ci: crate::ci::CiArgs,
     /// Seed of the --ci bootstrap (replicate r draws from its own stream of (seed, r), so the
@@ -202,8 +207,12 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             .max_docs
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll: args.num_docs,
-        // --ci resamples queries: it needs the per-query values (printed only with -q).
-        per_query: args.query || args.ci.ci_level.is_some(),
+        // --ci resamples queries and reports show distributions: they need the per-query
+        // values (printed only with -q).
+        per_query: args.query
+            || args.ci.ci_level.is_some()
+            || args.html.html.is_some()
+            || args.format == crate::report::TextFormat::Md,
     };
     let qrels_name = common::display_name(&args.qrels);
     let run_name = common::display_name(&args.run);
@@ -212,6 +221,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             "QRELS and RUN cannot both be stdin ('-')",
         ));
     }
+    crate::report::check_target(&args.html)?;
     // Read the run while the qrels are parsed.
     let (qrels, run_bytes) = std::thread::scope(|s| {
         let run_reader = s.spawn(|| read_all(&args.run));
@@ -248,7 +258,15 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         .ci
         .ci_level
         .map(|level| ev.intervals(level, args.ci.replicates, args.seed));
-    let out = if args.json {
+    let report = (args.html.html.is_some() || args.format == crate::report::TextFormat::Md)
+        .then(|| crate::report::trec::document(&ev, &run_name, &qrels_name, intervals.as_ref()));
+    let stdin_used = crate::report::uses_stdin([args.qrels.as_path(), args.run.as_path()]);
+    if let Some(doc) = &report {
+        crate::report::write_html(&args.html, doc, stdin_used)?;
+    }
+    let out = if let (Some(doc), crate::report::TextFormat::Md) = (&report, args.format) {
+        crate::report::markdown(doc, stdin_used).into_bytes()
+    } else if args.json {
         let view = trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary);
         let mut v = match &intervals {
             None => serde_json::to_vec(&view),

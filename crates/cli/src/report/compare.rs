@@ -1,0 +1,1 @@
+//! `routeval compare` report.

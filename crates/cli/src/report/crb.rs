@@ -1,0 +1,1 @@
+//! `routeval crb` report.
