@@ -112,6 +112,8 @@ pub(crate) struct CompareArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) html: crate::report::HtmlArg,
 }
 
 fn parse_test(s: &str) -> Result<PairedTest, String> {
@@ -187,6 +189,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     if stdin_uses > 1 {
         return Err(Failure::bad_input("only one input can be stdin ('-')"));
     }
+    crate::report::check_target(&args.html)?;
     let qrels_name = common::display_name(&args.qrels);
     let qrels = Qrels::from_bytes(&read_all(&args.qrels)?, &qrels_name)?;
     let mut systems: Vec<SystemScores> = Vec::with_capacity(paths.len());
@@ -262,6 +265,14 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     for n in &notes {
         eprintln!("{n}");
     }
+    if args.html.html.is_some() {
+        let mut doc = crate::report::compare::document(&report, &systems);
+        doc.notes.clone_from(&notes);
+        let stdin_used = crate::report::uses_stdin(
+            std::iter::once(args.qrels.as_path()).chain(args.runs.iter().map(PathBuf::as_path)),
+        );
+        crate::report::write_html(&args.html, &doc, stdin_used)?;
+    }
     let out = if args.json {
         let mut v = serde_json::to_vec(&report)
             .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
@@ -298,7 +309,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
 }
 
 /// A p-value for messages: 4 significant digits.
-fn fmt_p(p: f64) -> String {
+pub(crate) fn fmt_p(p: f64) -> String {
     if p.is_nan() {
         "nan".into()
     } else if p >= 1e-4 {
@@ -309,7 +320,7 @@ fn fmt_p(p: f64) -> String {
 }
 
 /// Run letters a, b, …, z, aa, ab, … (ranx's labels).
-fn letter(i: usize) -> String {
+pub(crate) fn letter(i: usize) -> String {
     let mut i = i;
     let mut s = Vec::new();
     loop {
@@ -323,7 +334,7 @@ fn letter(i: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-fn superscript(s: &str) -> String {
+pub(crate) fn superscript(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             'a' => 'ᵃ',
@@ -357,7 +368,7 @@ fn superscript(s: &str) -> String {
 }
 
 /// For each (run, measure): the letters of the runs it is significantly better than.
-fn better_than(report: &ComparisonReport) -> Vec<Vec<Vec<usize>>> {
+pub(crate) fn better_than(report: &ComparisonReport) -> Vec<Vec<Vec<usize>>> {
     let mut out = vec![vec![Vec::new(); report.measures.len()]; report.runs.len()];
     for (a, b, m, c) in report.comparisons() {
         if c.significant {
@@ -376,7 +387,7 @@ fn better_than(report: &ComparisonReport) -> Vec<Vec<Vec<usize>>> {
     out
 }
 
-fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else {

@@ -60,6 +60,11 @@ pub(crate) struct FrontierArgs {
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the table) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
 }
 
 fn notes(notes: &[String]) {
@@ -147,7 +152,10 @@ fn strong_share_table(r: &StrongShareReport) -> String {
 
 pub(crate) fn run(a: FrontierArgs) -> CmdResult {
     let name = display_name(&a.points);
+    crate::report::check_target(&a.html)?;
     let reader = open_input(&a.points)?;
+    let stdin_used = crate::report::uses_stdin([a.points.as_path()]);
+    let md = a.format == crate::report::TextFormat::Md;
     let out = if a.strong_share {
         let (Some(w), Some(s)) = (a.weak_quality, a.strong_quality) else {
             return Err(Failure::bad_input(
@@ -162,8 +170,12 @@ pub(crate) fn run(a: FrontierArgs) -> CmdResult {
         let pts = read_strong_share_points(reader, &name)?;
         let r = strong_share_report(&pts, w, s);
         notes(&r.notes);
+        let doc = crate::report::frontier::strong_share_document(&pts, &r, &name);
+        crate::report::write_html(&a.html, &doc, stdin_used)?;
         if a.json {
             format!("{}\n", r.to_json())
+        } else if md {
+            crate::report::markdown(&doc, stdin_used)
         } else {
             strong_share_table(&r)
         }
@@ -175,8 +187,12 @@ pub(crate) fn run(a: FrontierArgs) -> CmdResult {
         };
         let r = frontier_report(&pts, method);
         notes(&r.notes);
+        let doc = crate::report::frontier::document(&pts, &r, &name);
+        crate::report::write_html(&a.html, &doc, stdin_used)?;
         if a.json {
             format!("{}\n", r.to_json())
+        } else if md {
+            crate::report::markdown(&doc, stdin_used)
         } else {
             frontier_table(&r)
         }

@@ -17,7 +17,7 @@ use routeval_retrieval_metrics::rag::{
 };
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::{self, CmdResult};
@@ -59,6 +59,9 @@ struct RagArgs {
     output: Option<String>,
     #[arg(long)]
     format: Option<String>,
+    /// Also write a self-contained HTML report to PATH.
+    #[arg(long, value_name = "PATH")]
+    html: Option<String>,
     #[arg(long)]
     strict: bool,
     /// `METRIC=VALUE` quality gates (repeatable).
@@ -366,19 +369,20 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             }
         },
     };
+    let md = args.format.as_deref() == Some("md");
     let format = match args.format.as_deref() {
-        None => None,
+        None | Some("md") => None,
         Some("csv") => Some(RowFormat::Csv),
         Some("jsonl") => Some(RowFormat::Jsonl),
         Some(other) => {
             return usage_error(&format!(
-                "argument --format: invalid choice: {} (choose from 'csv', 'jsonl')",
+                "argument --format: invalid choice: {} (choose from 'csv', 'jsonl', 'md')",
                 pyfmt::repr_str(other)
             ));
         }
     };
     // Each numeric option within what it can sensibly mean (`crate::numarg`'s bounds).
-    if args.json && format.is_some() {
+    if args.json && (format.is_some() || md) {
         // Two different stdout formats asked for: refuse rather than pick one silently.
         return usage_error("argument --format: not allowed with argument --json");
     }
@@ -511,7 +515,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Ok(r) => r,
             Err(msg) => return input_error(&msg),
         };
-        if let Err(e) = write_outputs(&report, &args, format, weakest) {
+        if let Err(e) = write_outputs(&report, &args, format, md, weakest) {
             return e.report();
         }
         return quality_gates(&report, args.strict, &gates);
@@ -591,7 +595,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     }
 
     // Outputs, in the reference's order: the file first, then stdout.
-    if let Err(e) = write_outputs(&report, &args, format, weakest) {
+    if let Err(e) = write_outputs(&report, &args, format, md, weakest) {
         return e.report();
     }
     let status = quality_gates(&report, args.strict, &gates);
@@ -813,9 +817,29 @@ fn write_outputs(
     report: &RagReport,
     args: &RagArgs,
     format: Option<RowFormat>,
+    md: bool,
     weakest: i64,
 ) -> Result<(), OutError> {
-    let text = || report.render(PROG, weakest);
+    let input = match (&args.cases, &args.qrels, &args.run) {
+        (Some(c), _, _) => c.clone(),
+        (None, Some(q), Some(r)) => format!("{q} + {r}"),
+        _ => "<stdin>".into(),
+    };
+    let stdin_used = args.cases.as_deref().is_none_or(|c| c == "-") && args.qrels.is_none();
+    let doc = (md || args.html.is_some())
+        .then(|| crate::report::rag::document(report, &input, weakest));
+    if let (Some(path), Some(doc)) = (&args.html, &doc) {
+        let html = crate::report::HtmlArg {
+            html: Some(PathBuf::from(path)),
+        };
+        crate::report::write_html(&html, doc, stdin_used).map_err(OutError::Fatal)?;
+    }
+    let text = || match &doc {
+        Some(doc) if md => crate::report::markdown(doc, stdin_used)
+            .trim_end()
+            .to_string(),
+        _ => report.render(PROG, weakest),
+    };
     if let Some(path) = &args.output {
         let bytes = match format {
             Some(f) => rows(report, f),

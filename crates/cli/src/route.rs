@@ -41,6 +41,12 @@ pub(crate) struct RouteArgs {
     /// Write what would be printed to PATH.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the metrics in flexeval's metrics.json layout) or `md` (the
+    /// report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
     #[command(flatten)]
     gates: crate::gate::GateArgs,
 }
@@ -163,6 +169,7 @@ fn load_config(path: &Path) -> Result<(Value, Option<String>), Failure> {
 
 /// Run `routeval route`.
 pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
+    crate::report::check_target(&args.html)?;
     let cname = display_name(&args.config);
     let (config, config_text) = load_config(&args.config)?;
     // `FILE:LINE` of a key, when the config is JSON and the key is found.
@@ -365,6 +372,20 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
 
     let gate_metrics = summary_metrics(&summary);
     let n_records = records.len();
+    let md = args.format == crate::report::TextFormat::Md;
+    let report = (args.html.html.is_some() || md).then(|| {
+        crate::report::route::document(
+            &summary,
+            &routing,
+            n_records,
+            &cname,
+            &display_name(&args.data),
+        )
+    });
+    let stdin_used = crate::report::uses_stdin([args.data.as_path()]);
+    if let Some(doc) = &report {
+        crate::report::write_html(&args.html, doc, stdin_used)?;
+    }
     let summary = Value::Object(summary);
     let metrics_json = to_python_json(&summary, Some(4));
     if let Some(dir) = &args.out {
@@ -399,6 +420,11 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             "routing": routing,
         });
         emit(args.output.as_ref(), format!("{doc}\n").as_bytes())?;
+    } else if let (true, Some(doc)) = (md, &report) {
+        emit(
+            args.output.as_ref(),
+            crate::report::markdown(doc, stdin_used).as_bytes(),
+        )?;
     } else {
         emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
     }

@@ -401,7 +401,7 @@ fn argparse_style_usage_errors() {
         (vec!["x.json", "--bogus"], "unrecognized arguments: --bogus"),
         (
             vec!["x.json", "--format", "xml"],
-            "argument --format: invalid choice: 'xml' (choose from 'csv', 'jsonl')",
+            "argument --format: invalid choice: 'xml' (choose from 'csv', 'jsonl', 'md')",
         ),
     ] {
         let out = run(&args, b"", &[]);

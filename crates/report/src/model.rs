@@ -244,6 +244,9 @@ pub struct XySeries {
     pub points: Vec<(f64, f64)>,
     /// Line, points or both.
     pub style: XyStyle,
+    /// Palette index ([`crate::OKABE_ITO`]) to draw with; `None` = the series' position, so
+    /// a system's line and points can share a colour.
+    pub colour: Option<usize>,
 }
 
 /// A labelled reference line at a fixed coordinate.

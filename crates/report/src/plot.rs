@@ -410,7 +410,7 @@ fn xy(
         .draw()
         .map_err(err)?;
     for (k, s) in series.iter().enumerate() {
-        let c = colour(k);
+        let c = colour(s.colour.unwrap_or(k));
         let pts: Vec<(f64, f64)> = s.points.iter().filter(finite).copied().collect();
         let with_line = matches!(s.style, XyStyle::Line | XyStyle::LinePoints);
         let with_points = matches!(s.style, XyStyle::Points | XyStyle::LinePoints);
@@ -434,7 +434,7 @@ fn xy(
     }
     let dashed = |c: RGBColor| c.stroke_width(1);
     for (k, l) in vlines.iter().enumerate() {
-        let c = colour(series.len() + k);
+        let c = colour(series.len().min(3) + k);
         chart
             .draw_series(DashedLineSeries::new(
                 [(l.at, y0), (l.at, y1)],
@@ -447,7 +447,7 @@ fn xy(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(1)));
     }
     for (k, l) in hlines.iter().enumerate() {
-        let c = colour(series.len() + vlines.len() + k);
+        let c = colour(series.len().min(3) + vlines.len() + k);
         chart
             .draw_series(DashedLineSeries::new(
                 [(x0, l.at), (x1, l.at)],

@@ -52,6 +52,7 @@ fn sample() -> Document {
                 name: "sys (AIQ 0.5)".into(),
                 points: vec![(0.0, 0.2), (1.0, 0.6), (f64::INFINITY, 1.0)],
                 style: XyStyle::LinePoints,
+                colour: None,
             }],
             vlines: vec![RefLine {
                 at: 0.5,
@@ -231,6 +232,7 @@ fn empty_and_non_finite_plots_do_not_fail() {
                             name: "n".into(),
                             points: vec![(f64::NAN, 1.0)],
                             style: XyStyle::Line,
+                            colour: None,
                         }],
                         vlines: vec![],
                         hlines: vec![],

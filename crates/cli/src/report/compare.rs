@@ -1,1 +1,174 @@
-//! `routeval compare` report.
+//! `routeval compare` report: the ranx-style table with significance markers, and per run and
+//! measure the per-query differences from the reference (sorted) with the mean's CI.
+
+use super::f4;
+use crate::compare::{better_than, letter, num, superscript};
+use routeval_report::{
+    BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
+    thin_sorted,
+};
+use routeval_stats::{ComparisonReport, SystemScores};
+
+/// At most this many points per sorted-difference curve (a 100k-query comparison stays small).
+const MAX_POINTS: usize = 400;
+/// Difference plots for at most this many measures.
+const MAX_MEASURES: usize = 4;
+
+/// The comparison report; `systems` = the per-query scores the report was computed from.
+pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document {
+    let marks = better_than(report);
+    let mut doc = Document {
+        title: format!(
+            "routeval compare: {} runs against {}",
+            report.runs.len().saturating_sub(1),
+            report.runs.first().map_or("", |r| r.name.as_str())
+        ),
+        subtitle: Some(format!(
+            "{} queries; {} test, {} correction, alpha {}{}",
+            report.queries,
+            report.test,
+            report.correction,
+            report.alpha,
+            report
+                .ci_level
+                .map(|l| format!("; paired bootstrap CIs at {l}"))
+                .unwrap_or_default()
+        )),
+        ..Default::default()
+    };
+    if let Some(m0) = report.measures.first() {
+        for run in &report.runs {
+            doc.headline
+                .push(Headline::new(format!("{m0} {}", run.name), num(run.means[0])));
+        }
+    }
+    // The ranx-style table.
+    let mut cols = vec!["#".to_string(), "run".to_string()];
+    cols.extend(report.measures.iter().cloned());
+    let mut t = Table::new(cols).caption(
+        "mean (difference from run a); superscripts: significantly better than that run",
+    );
+    for (r, run) in report.runs.iter().enumerate() {
+        let mut row = vec![letter(r), run.name.clone()];
+        for m in 0..report.measures.len() {
+            let mut cell = num(run.means[m]);
+            if let Some(v) = &run.vs_baseline {
+                cell.push_str(&format!(" ({:+.4})", v[m].delta));
+            }
+            let letters: String = marks[r][m].iter().map(|&i| letter(i)).collect();
+            if !letters.is_empty() {
+                cell.push_str(&superscript(&letters));
+            }
+            row.push(cell);
+        }
+        t.row(row);
+    }
+    let mut sec = Section::new("Runs");
+    let n_m = report.measures.len();
+    if n_m > 0 {
+        sec.push(Plot {
+            title: "Mean per run and measure".into(),
+            x_label: "mean over queries (measure units)".into(),
+            y_label: "measure".into(),
+            kind: PlotKind::Bars {
+                categories: report.measures.clone(),
+                series: report
+                    .runs
+                    .iter()
+                    .map(|run| BarSeries {
+                        name: run.name.clone(),
+                        values: run.means.clone(),
+                        intervals: None,
+                    })
+                    .collect(),
+                range: None,
+            },
+        });
+    }
+    sec.push(t);
+    doc.sections.push(sec);
+
+    // Comparisons table and sorted per-query differences.
+    let mut ct = Table::new([
+        "run", "vs", "measure", "delta", "CI low", "CI high", "p", "p adjusted", "significant",
+        "effect d_z", "wins", "ties", "losses",
+    ])
+    .caption("Paired comparisons (delta = run − reference)");
+    let mut plots = Section::new("Per-query differences");
+    for (a, b, m, c) in report.comparisons() {
+        let (ra, rb) = (&report.runs[a], &report.runs[b]);
+        ct.row([
+            rb.name.clone(),
+            ra.name.clone(),
+            report.measures[m].clone(),
+            format!("{:+.4}", c.delta),
+            c.ci.map_or("".into(), |x| f4(x[0])),
+            c.ci.map_or("".into(), |x| f4(x[1])),
+            crate::compare::fmt_p(c.p_value),
+            crate::compare::fmt_p(c.p_adjusted),
+            if c.significant { "yes" } else { "no" }.into(),
+            c.effect_size.map_or("n/a".into(), f4),
+            c.wins.to_string(),
+            c.ties.to_string(),
+            c.losses.to_string(),
+        ]);
+        if m >= MAX_MEASURES {
+            continue;
+        }
+        let (Some(sa), Some(sb)) = (systems.get(a), systems.get(b)) else {
+            continue;
+        };
+        let (Some(xa), Some(xb)) = (sa.scores.get(m), sb.scores.get(m)) else {
+            continue;
+        };
+        let mut d: Vec<f64> = xb.iter().zip(xa).map(|(y, x)| y - x).collect();
+        d.sort_by(f64::total_cmp);
+        let mut hlines = vec![RefLine {
+            at: c.delta,
+            label: format!("mean {:+.4}", c.delta),
+        }];
+        if let Some([lo, hi]) = c.ci {
+            hlines.push(RefLine {
+                at: lo,
+                label: format!("CI low {lo:+.4}"),
+            });
+            hlines.push(RefLine {
+                at: hi,
+                label: format!("CI high {hi:+.4}"),
+            });
+        }
+        plots.push(Plot {
+            title: format!(
+                "{} − {} on {} per query, sorted ({} queries)",
+                rb.name,
+                ra.name,
+                report.measures[m],
+                d.len()
+            ),
+            x_label: "query rank by difference".into(),
+            y_label: format!("{} difference (measure units)", report.measures[m]),
+            kind: PlotKind::Xy {
+                series: vec![XySeries {
+                    name: format!("{} − {}", rb.name, ra.name),
+                    points: thin_sorted(&d, MAX_POINTS),
+                    style: if d.len() <= 60 {
+                        XyStyle::LinePoints
+                    } else {
+                        XyStyle::Line
+                    },
+                    colour: None,
+                }],
+                vlines: vec![],
+                hlines,
+            },
+        });
+    }
+    if n_m > MAX_MEASURES {
+        plots.push(format!(
+            "Difference curves for the first {MAX_MEASURES} measures; the table covers all {n_m}."
+        ));
+    }
+    plots.push(ct);
+    doc.sections.push(plots);
+    doc
+}

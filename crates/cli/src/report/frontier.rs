@@ -1,1 +1,166 @@
-//! `routeval frontier` report.
+//! `routeval frontier` report: each system's points and NDCH (AIQ in the legend), or RouteLLM's
+//! quality over strong share (AUC, APGR, CPT).
+
+use super::f4;
+use routeval_frontier::points::{
+    FrontierPoint, FrontierReport, NdchMethod, StrongSharePoint, StrongShareReport,
+};
+use routeval_report::{Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle};
+
+/// The cost–quality frontier report: `points` = the input lines, `r` = the computed report.
+pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str) -> Document {
+    let method = match r.method {
+        NdchMethod::Hull => "hull",
+        NdchMethod::RouterBench => "RouterBench's algorithm",
+    };
+    let mut doc = Document {
+        title: "routeval frontier: cost–quality".into(),
+        subtitle: Some(format!(
+            "{input}; NDCH by {method}; AIQ = area under the NDCH over cost 0..{} divided by that range",
+            r.max_cost
+        )),
+        ..Default::default()
+    };
+    for s in &r.systems {
+        doc.headline
+            .push(Headline::new(format!("AIQ {}", s.system), f4(s.aiq)));
+    }
+    let mut series = Vec::new();
+    for (i, s) in r.systems.iter().enumerate() {
+        series.push(XySeries {
+            name: format!("{} NDCH (AIQ {})", s.system, f4(s.aiq)),
+            points: s.ndch.clone(),
+            style: XyStyle::Line,
+            colour: Some(i),
+        });
+    }
+    let mut pts_series = Vec::new();
+    for (i, s) in r.systems.iter().enumerate() {
+        pts_series.push(XySeries {
+            name: format!("{} points", s.system),
+            points: points
+                .iter()
+                .filter(|p| p.system == s.system)
+                .map(|p| (p.cost, p.quality))
+                .collect(),
+            style: XyStyle::Points,
+            colour: Some(i),
+        });
+    }
+    series.extend(pts_series);
+    let mut sec = Section::new("Frontier").with(Plot {
+        title: "Quality over cost, with each system's NDCH".into(),
+        x_label: "cost (input units, e.g. USD)".into(),
+        y_label: "quality (input units)".into(),
+        kind: PlotKind::Xy {
+            series,
+            vlines: vec![],
+            hlines: vec![],
+        },
+    });
+    let mut t = Table::new(["system", "AIQ", "points", "NDCH points", "Pareto points"]);
+    for s in &r.systems {
+        t.row([
+            s.system.clone(),
+            f4(s.aiq),
+            points
+                .iter()
+                .filter(|p| p.system == s.system)
+                .count()
+                .to_string(),
+            s.ndch.len().to_string(),
+            s.pareto.len().to_string(),
+        ]);
+    }
+    sec.push(t);
+    let mut nt = Table::new(["system", "cost", "quality"]).caption("NDCH points in increasing cost");
+    for s in &r.systems {
+        for (c, q) in &s.ndch {
+            nt.row([s.system.clone(), c.to_string(), q.to_string()]);
+        }
+    }
+    sec.push(nt);
+    doc.sections.push(sec);
+    doc.notes = r.notes.clone();
+    doc
+}
+
+/// The RouteLLM strong-share report.
+pub(crate) fn strong_share_document(
+    points: &[StrongSharePoint],
+    r: &StrongShareReport,
+    input: &str,
+) -> Document {
+    let mut doc = Document {
+        title: "routeval frontier: quality over strong-model share".into(),
+        subtitle: Some(format!(
+            "{input}; RouteLLM metrics; weak model quality {}, strong model quality {}",
+            r.weak, r.strong
+        )),
+        ..Default::default()
+    };
+    for (name, m) in &r.systems {
+        doc.headline
+            .push(Headline::new(format!("APGR {name}"), f4(m.apgr)));
+    }
+    let series = r
+        .systems
+        .iter()
+        .map(|(name, m)| {
+            let mut pts: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| &p.system == name)
+                .map(|p| (p.strong_pct, p.quality))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            XySeries {
+                name: format!("{name} (APGR {})", f4(m.apgr)),
+                points: pts,
+                style: XyStyle::LinePoints,
+                colour: None,
+            }
+        })
+        .collect();
+    let mut sec = Section::new("Quality over strong share").with(Plot {
+        title: "Quality over the share of strong-model calls".into(),
+        x_label: "strong-model calls (%)".into(),
+        y_label: "quality (input units)".into(),
+        kind: PlotKind::Xy {
+            series,
+            vlines: vec![],
+            hlines: vec![
+                RefLine {
+                    at: r.weak,
+                    label: format!("weak model {}", r.weak),
+                },
+                RefLine {
+                    at: r.strong,
+                    label: format!("strong model {}", r.strong),
+                },
+            ],
+        },
+    });
+    let mut t = Table::new([
+        "system",
+        "AUC",
+        "APGR",
+        "CPT(20%) (%)",
+        "CPT(50%) (%)",
+        "CPT(80%) (%)",
+    ]);
+    for (name, m) in &r.systems {
+        let mut row = vec![name.clone(), f4(m.auc), f4(m.apgr)];
+        row.extend(m.cpt.iter().map(|(_, v)| {
+            if v.is_finite() {
+                format!("{v:.2}")
+            } else {
+                "n/a".into()
+            }
+        }));
+        t.row(row);
+    }
+    sec.push(t);
+    doc.sections.push(sec);
+    doc.notes = r.notes.clone();
+    doc
+}
