@@ -115,6 +115,11 @@ pub(crate) struct EvalArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the table) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
     #[command(flatten)]
     llm: llm::LlmArgs,
     #[command(flatten)]
@@ -426,6 +431,7 @@ fn eval(a: EvalArgs) -> CmdResult {
             d.display()
         )));
     }
+    crate::report::check_target(&a.html)?;
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
     let bank_name = display_name(&bank_path);
@@ -590,11 +596,21 @@ fn eval(a: EvalArgs) -> CmdResult {
     if let Some(iv) = &intervals {
         summary.insert("ci".into(), crate::ci::to_json(iv));
     }
+    let md = a.format == crate::report::TextFormat::Md;
+    let report = (md || a.html.html.is_some()).then(|| {
+        crate::report::crb::eval_document(&m, &records, &a.predictor, &bank_name, intervals.as_ref())
+    });
+    let stdin_used = crate::report::uses_stdin([bank_path.as_path()]);
+    if let Some(doc) = &report {
+        crate::report::write_html(&a.html, doc, stdin_used)?;
+    }
     let out = if a.json {
         let mut s = serde_json::to_string(&Value::Object(summary))
             .map_err(|e| Failure::bad_input(e.to_string()))?;
         s.push('\n');
         s
+    } else if let (true, Some(doc)) = (md, &report) {
+        crate::report::markdown(doc, stdin_used)
     } else {
         let mut t = table(&summary, &m);
         if let Some(iv) = &intervals {

@@ -132,6 +132,11 @@ pub(crate) struct SelectArgs {
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the table) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
 }
 
 /// Parsed `--scores`: id → (probabilities, line), and how many vectors do not sum to 1.
@@ -554,6 +559,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         _ => None,
     };
     let mut table_tail = String::new();
+    let mut chosen_tau: Option<f64> = None;
     let chosen = match rule {
         None => Value::Null,
         Some((name, value, pick)) => {
@@ -573,6 +579,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
                 }
                 Some(i) => {
                     let tau = grid[i];
+                    chosen_tau = Some(tau);
                     let mut c = Map::new();
                     c.insert("rule".into(), json!(name));
                     c.insert("value".into(), json!(value));
@@ -620,7 +627,27 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         }
     };
     // 10. Output.
-    let out = if s.json {
+    let md = s.format == crate::report::TextFormat::Md;
+    let report = (md || s.html.html.is_some()).then(|| {
+        crate::report::crb::sweep_document(
+            &grid,
+            &points,
+            a.pass_rate.key(),
+            |p| a.pass_rate.of(p),
+            &hull,
+            aiqs.first().copied().unwrap_or(f64::NAN),
+            chosen_tau,
+            &bank_name,
+            &scores_name,
+        )
+    });
+    let stdin_used = crate::report::uses_stdin([a.bank.as_path(), a.scores.as_path()]);
+    if let Some(doc) = &report {
+        crate::report::write_html(&s.html, doc, stdin_used)?;
+    }
+    let out = if let (true, Some(doc)) = (md, &report) {
+        crate::report::markdown(doc, stdin_used)
+    } else if s.json {
         let mut o = Map::new();
         o.insert("bank".into(), json!(bank_name));
         o.insert("scores".into(), json!(scores_name));

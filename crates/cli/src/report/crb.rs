@@ -1,1 +1,351 @@
-//! `routeval crb` report.
+//! `routeval crb eval` / `crb sweep` reports: per-benchmark pass / exact / savings bars, the
+//! predicted-vs-gold tier confusion matrix, and for a sweep the cost–quality curve with its
+//! hull and the chosen τ.
+
+use routeval_core::Tier;
+use routeval_report::{
+    BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
+};
+use routeval_routing_scores::crb::records::EvalRecord;
+use routeval_routing_scores::crb::scores::CrbMetrics;
+use routeval_routing_scores::crb::sweep::SweepPoint;
+
+/// A percent value as the `crb` tables print it (2 decimals, `n/a`).
+fn p2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+fn ratio_pct(n: u64, d: u64) -> f64 {
+    if d == 0 {
+        f64::NAN
+    } else {
+        n as f64 * 100.0 / d as f64
+    }
+}
+
+/// The five `scores_v2` headline percentages, as `(JSON key, label, value)`.
+pub(crate) fn v2_headline(v2: &routeval_routing_scores::crb::scores::ScoresV2) -> [(&'static str, &'static str, f64); 5] {
+    [
+        ("case_pass_rate_percent", "case pass rate (%)", v2.case_pass_rate_percent()),
+        ("case_exact_match_percent", "case exact match (%)", v2.case_exact_match_percent()),
+        ("trajectory_pass_rate_percent", "trajectory pass rate (%)", v2.trajectory_pass_rate_percent()),
+        ("cost_savings_score_percent", "cost savings vs always-high (%)", v2.cost_savings_score_percent),
+        ("combined_score_percent", "combined score (%)", v2.combined_score_percent()),
+    ]
+}
+
+/// The `crb eval` report: `predictor` as given, `records` with their predictions.
+pub(crate) fn eval_document(
+    m: &CrbMetrics,
+    records: &[EvalRecord],
+    predictor: &str,
+    bank: &str,
+    ci: Option<&routeval_stats::Intervals>,
+) -> Document {
+    let v2 = &m.scores_v2;
+    let mut doc = Document {
+        title: format!("routeval crb eval: {predictor}"),
+        subtitle: Some(format!(
+            "CommonRouterBench scores_v2 on {bank}: {} rows, {} trajectories, {} predictor errors",
+            v2.total_rows, v2.total_trajectories, v2.error_rows
+        )),
+        ..Default::default()
+    };
+    let mut t = Table::new(["scores_v2", "percent"]);
+    for (_, label, v) in v2_headline(v2) {
+        doc.headline.push(Headline::new(label, p2(v)));
+        t.row([label.to_string(), p2(v)]);
+    }
+    t.row([
+        "trajectories passed".to_string(),
+        format!("{} of {}", v2.passed_trajectories, v2.total_trajectories),
+    ]);
+    let mut head = Section::new("scores_v2").with(t);
+    if let Some(iv) = ci {
+        let mut ct = Table::new(["metric", "CI low", "CI high"]).caption(format!(
+            "{}% percentile bootstrap ({} replicates over {}, seed {})",
+            iv.level * 100.0,
+            iv.replicates,
+            iv.units,
+            iv.seed
+        ));
+        for (n, c) in &iv.intervals {
+            ct.row([n.clone(), p2(c.low), p2(c.high)]);
+        }
+        head.push(ct);
+    }
+    doc.sections.push(head);
+
+    // Per benchmark.
+    let names: Vec<String> = m.by_benchmark.iter().map(|b| b.name.clone()).collect();
+    let pass: Vec<f64> = m
+        .by_benchmark
+        .iter()
+        .map(|b| ratio_pct(b.section_11.passed, b.section_11.total))
+        .collect();
+    let exact: Vec<f64> = m
+        .by_benchmark
+        .iter()
+        .map(|b| ratio_pct(b.exact_match, b.sampled))
+        .collect();
+    let savings: Vec<f64> = names
+        .iter()
+        .map(|n| {
+            v2.by_benchmark
+                .iter()
+                .find(|b| &b.name == n)
+                .map_or(f64::NAN, |b| b.score)
+        })
+        .collect();
+    let mut sec = Section::new("Per benchmark");
+    if !names.is_empty() {
+        sec.push(Plot {
+            title: "Pass, exact match and cost savings per benchmark".into(),
+            x_label: "percent (%)".into(),
+            y_label: "benchmark".into(),
+            kind: PlotKind::Bars {
+                categories: names.clone(),
+                series: vec![
+                    BarSeries {
+                        name: "case pass (pred ≥ gold)".into(),
+                        values: pass.clone(),
+                        intervals: None,
+                    },
+                    BarSeries {
+                        name: "exact match (pred = gold)".into(),
+                        values: exact.clone(),
+                        intervals: None,
+                    },
+                    BarSeries {
+                        name: "cost savings (scores_v2)".into(),
+                        values: savings.clone(),
+                        intervals: None,
+                    },
+                ],
+                range: None,
+            },
+        });
+    }
+    let mut bt = Table::new([
+        "benchmark",
+        "rows",
+        "steps",
+        "failed trajectories",
+        "case pass (%)",
+        "exact (%)",
+        "savings (%)",
+        "D (USD)",
+        "N (USD)",
+        "weight",
+    ]);
+    for (i, b) in m.by_benchmark.iter().enumerate() {
+        let vb = v2.by_benchmark.iter().find(|x| x.name == b.name);
+        bt.row([
+            b.name.clone(),
+            b.sampled.to_string(),
+            vb.map_or("".into(), |x| x.step_count.to_string()),
+            vb.map_or("".into(), |x| x.failed_trajectory_count.to_string()),
+            p2(pass[i]),
+            p2(exact[i]),
+            p2(savings[i]),
+            vb.map_or("".into(), |x| format!("{:.6}", x.d_usd)),
+            vb.map_or("".into(), |x| format!("{:.6}", x.n_usd)),
+            vb.map_or("".into(), |x| format!("{:.3}", x.weight)),
+        ]);
+    }
+    sec.push(bt);
+    doc.sections.push(sec);
+
+    // Confusion matrix: rows gold, columns predicted (+ errors).
+    let mut cols: Vec<String> = Tier::ALL.iter().map(|t| t.name().to_string()).collect();
+    cols.push("error".into());
+    let mut counts = vec![vec![0u64; cols.len()]; Tier::ALL.len()];
+    for r in records {
+        let c = r.pred().map_or(Tier::ALL.len(), |p| p as usize);
+        counts[r.gold as usize][c] += 1;
+    }
+    let rows: Vec<String> = Tier::ALL.iter().map(|t| t.name().to_string()).collect();
+    let mut ctab = Table::new(
+        std::iter::once("gold \\ predicted".to_string()).chain(cols.iter().cloned()),
+    )
+    .caption("Rows per (gold tier, predicted tier); above the diagonal = over-routed (passes, costs more)");
+    for (r, row) in counts.iter().enumerate() {
+        ctab.row(
+            std::iter::once(rows[r].clone()).chain(row.iter().map(u64::to_string)),
+        );
+    }
+    doc.sections.push(
+        Section::new("Tier confusion matrix")
+            .with(Plot {
+                title: "Predicted vs gold tier".into(),
+                x_label: "predicted tier".into(),
+                y_label: "gold tier".into(),
+                kind: PlotKind::Heatmap {
+                    rows,
+                    columns: cols,
+                    counts,
+                },
+            })
+            .with(ctab),
+    );
+    doc
+}
+
+/// The `crb sweep` report: per threshold τ the point, the NDCH of (cost, pass rate), the
+/// chosen τ if a rule was given.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sweep_document(
+    grid: &[f64],
+    points: &[SweepPoint],
+    pass_rate_key: &str,
+    pass_rate: impl Fn(&SweepPoint) -> f64,
+    hull: &[(f64, f64)],
+    aiq: f64,
+    chosen: Option<f64>,
+    bank: &str,
+    scores: &str,
+) -> Document {
+    let mut doc = Document {
+        title: "routeval crb sweep: cost–quality over the threshold τ".into(),
+        subtitle: Some(format!(
+            "{} thresholds on {bank} with {scores}; quality = scores_v2 {pass_rate_key}",
+            grid.len()
+        )),
+        ..Default::default()
+    };
+    doc.headline.push(Headline::new("AIQ (%)", p2(aiq)));
+    let chosen_i = chosen.and_then(|tau| grid.iter().position(|&t| t == tau));
+    if let (Some(tau), Some(i)) = (chosen, chosen_i) {
+        doc.headline.push(Headline::new("chosen τ", format!("{tau}")));
+        doc.headline
+            .push(Headline::new(format!("{pass_rate_key}"), p2(pass_rate(&points[i]))));
+        doc.headline
+            .push(Headline::new("cost (USD)", format!("{:.6}", points[i].cost_usd)));
+    }
+    let curve: Vec<(f64, f64)> = points.iter().map(|p| (p.cost_usd, pass_rate(p))).collect();
+    let mut series = vec![
+        XySeries {
+            name: "thresholds".into(),
+            points: curve.clone(),
+            style: XyStyle::Points,
+            colour: Some(0),
+        },
+        XySeries {
+            name: format!("NDCH (AIQ {})", p2(aiq)),
+            points: hull.to_vec(),
+            style: XyStyle::Line,
+            colour: Some(1),
+        },
+    ];
+    let mut vlines = Vec::new();
+    if let (Some(tau), Some(i)) = (chosen, chosen_i) {
+        series.push(XySeries {
+            name: format!("chosen τ = {tau}"),
+            points: vec![curve[i]],
+            style: XyStyle::Points,
+            colour: Some(5),
+        });
+        vlines.push(RefLine {
+            at: tau,
+            label: format!("chosen τ = {tau}"),
+        });
+    }
+    let mut sec = Section::new("Cost–quality curve").with(Plot {
+        title: "Pass rate over cost, one point per τ, with the NDCH".into(),
+        x_label: "cost of the predicted path (USD)".into(),
+        y_label: format!("{pass_rate_key} (%)"),
+        kind: PlotKind::Xy {
+            series,
+            vlines: vec![],
+            hlines: vec![],
+        },
+    });
+    // Quality and cost over τ.
+    sec.push(Plot {
+        title: "scores_v2 over τ".into(),
+        x_label: "threshold τ (cumulative probability)".into(),
+        y_label: "percent (%)".into(),
+        kind: PlotKind::Xy {
+            series: vec![
+                XySeries {
+                    name: "case pass (%)".into(),
+                    points: grid
+                        .iter()
+                        .zip(points)
+                        .map(|(t, p)| (*t, p.scores_v2.case_pass_rate_percent()))
+                        .collect(),
+                    style: XyStyle::Line,
+                    colour: None,
+                },
+                XySeries {
+                    name: "trajectory pass (%)".into(),
+                    points: grid
+                        .iter()
+                        .zip(points)
+                        .map(|(t, p)| (*t, p.scores_v2.trajectory_pass_rate_percent()))
+                        .collect(),
+                    style: XyStyle::Line,
+                    colour: None,
+                },
+                XySeries {
+                    name: "cost savings (%)".into(),
+                    points: grid
+                        .iter()
+                        .zip(points)
+                        .map(|(t, p)| (*t, p.scores_v2.cost_savings_score_percent))
+                        .collect(),
+                    style: XyStyle::Line,
+                    colour: None,
+                },
+            ],
+            vlines,
+            hlines: vec![],
+        },
+    });
+    // Table: every point (thinned to 200 rows for long grids; the JSON has all).
+    let step = grid.len().div_ceil(200).max(1);
+    let mut t = Table::new([
+        "τ",
+        "case pass (%)",
+        "trajectory pass (%)",
+        "savings (%)",
+        "combined (%)",
+        "cost (USD)",
+        "low",
+        "mid",
+        "mid_high",
+        "high",
+    ])
+    .caption(if step > 1 {
+        format!("Every {step}th threshold (and the chosen one); --json lists all")
+    } else {
+        "Every threshold (rows per predicted tier in the last four columns)".into()
+    });
+    for (i, (tau, p)) in grid.iter().zip(points).enumerate() {
+        if i % step != 0 && Some(i) != chosen_i && i + 1 != grid.len() {
+            continue;
+        }
+        let mut row = vec![
+            format!("{tau}"),
+            p2(p.scores_v2.case_pass_rate_percent()),
+            p2(p.scores_v2.trajectory_pass_rate_percent()),
+            p2(p.scores_v2.cost_savings_score_percent),
+            p2(p.scores_v2.combined_score_percent()),
+            format!("{:.6}", p.cost_usd),
+        ];
+        row.extend(p.tier_counts.iter().map(u64::to_string));
+        t.row(row);
+    }
+    sec.push(t);
+    let mut ht = Table::new(["cost (USD)", "pass rate (%)"]).caption("NDCH points");
+    for (c, q) in hull {
+        ht.row([format!("{c:.6}"), p2(*q)]);
+    }
+    sec.push(ht);
+    doc.sections.push(sec);
+    doc
+}

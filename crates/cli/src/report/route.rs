@@ -57,7 +57,7 @@ pub(crate) fn document(
             continue;
         }
         sec.push(Plot {
-            title: format!("{m} per route (groups indented)"),
+            title: format!("{m} per route and group"),
             x_label: format!("{m} (the metric's own units)"),
             y_label: "route / group".into(),
             kind: PlotKind::Bars {
