@@ -141,6 +141,11 @@ struct ScoreArgs {
     /// Write what would be printed to PATH.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the table) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
     #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
@@ -632,9 +637,13 @@ fn score(a: ScoreArgs) -> CmdResult {
             "--save-predictions saves the answers of --cmd ROUTER (with --predictions they are already in a file)",
         ));
     }
-    for out in [&a.rows, &a.save_predictions].into_iter().flatten() {
+    for out in [&a.rows, &a.save_predictions, &a.html.html]
+        .into_iter()
+        .flatten()
+    {
         not_an_input(out, &inputs)?;
     }
+    crate::report::check_target(&a.html)?;
     a.gates.validate(
         &if a.unseen {
             ["unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score"]
@@ -792,6 +801,9 @@ fn score(a: ScoreArgs) -> CmdResult {
             .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
     let mut report = serde_json::Map::new();
     let mut table = String::new();
+    let rows_in = |rows: &[ExportRow], set: &str| rows.iter().filter(|r| r.dataset == set).count();
+    let mut view_sets: Vec<crate::report::gqr::SetAccuracy> = Vec::new();
+    let view_head: [(String, &'static str, f64); 3];
     let scored: Box<dyn NamedMetrics> = if a.unseen {
         let mut acc = UnseenAccumulator::default();
         for (r, p) in id_rows.iter().zip(id_preds) {
@@ -806,6 +818,31 @@ fn score(a: ScoreArgs) -> CmdResult {
         } else {
             "gqr_unseen_score"
         };
+        for (k, v) in &s.unseen_id_per_dataset {
+            view_sets.push(crate::report::gqr::SetAccuracy {
+                name: set_name(k),
+                kind: "unseen ID",
+                rows: rows_in(id_rows, k),
+                accuracy: *v,
+            });
+        }
+        for (k, v) in &s.ood_per_dataset {
+            view_sets.push(crate::report::gqr::SetAccuracy {
+                name: set_name(k),
+                kind: "OOD",
+                rows: rows_in(ood_rows, k),
+                accuracy: *v,
+            });
+        }
+        view_head = [
+            ("unseen ID accuracy".into(), "unseen_id_accuracy", s.unseen_id_accuracy),
+            ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
+            (
+                if partial { "PARTIAL GQR-unseen score" } else { "GQR-unseen score" }.into(),
+                key,
+                s.gqr_unseen_score,
+            ),
+        ];
         report.insert("benchmark".into(), json!("GQR-unseen"));
         report.insert("complete".into(), json!(!partial));
         report.insert("unseen_id_accuracy".into(), f(s.unseen_id_accuracy));
@@ -885,6 +922,32 @@ fn score(a: ScoreArgs) -> CmdResult {
             "gqr_score"
         };
         let have_id = !id_rows.is_empty();
+        if have_id {
+            view_sets.push(crate::report::gqr::SetAccuracy {
+                name: "ID test (pooled)".into(),
+                kind: "ID",
+                rows: id_rows.len(),
+                accuracy: s.id.accuracy,
+            });
+        }
+        for d in &s.ood_per_dataset {
+            view_sets.push(crate::report::gqr::SetAccuracy {
+                name: set_name(&d.dataset),
+                kind: "OOD",
+                rows: rows_in(ood_rows, &d.dataset),
+                accuracy: d.eval.accuracy,
+            });
+        }
+        let na = |x: f64| if have_id { x } else { f64::NAN };
+        view_head = [
+            ("ID accuracy".into(), "id_accuracy", na(s.id_accuracy)),
+            ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
+            (
+                if partial { "PARTIAL GQR score" } else { "GQR score" }.into(),
+                key,
+                na(s.gqr_score),
+            ),
+        ];
         report.insert("benchmark".into(), json!("GQR-Bench"));
         report.insert("complete".into(), json!(!partial));
         report.insert(
@@ -1023,10 +1086,40 @@ fn score(a: ScoreArgs) -> CmdResult {
         table.push_str(&crate::ci::render_text(iv, pct));
     }
     report.insert("data".into(), json!(data.origin));
+    let md = a.format == crate::report::TextFormat::Md;
+    let doc = (md || a.html.html.is_some()).then(|| {
+        let view = crate::report::gqr::ScoreView {
+            benchmark: if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
+            headline: view_head,
+            sets: view_sets,
+            gold_pred: id_rows
+                .iter()
+                .map(|r| r.label as i64)
+                .chain(ood_rows.iter().map(|_| 3))
+                .zip(preds.iter().copied())
+                .collect(),
+            latency_ms: &latency.0,
+            ci: intervals.as_ref(),
+            missing: missing.clone(),
+            data: data.origin.clone(),
+        };
+        let source = match (&a.predictions, &a.cmd) {
+            (Some(p), _) => display_name(p),
+            (None, Some(c)) => format!("cmd: {c}"),
+            _ => String::new(),
+        };
+        crate::report::gqr::score_document(&view, &source)
+    });
+    let stdin_used = crate::report::uses_stdin(inputs.iter().copied());
+    if let Some(doc) = &doc {
+        crate::report::write_html(&a.html, doc, stdin_used)?;
+    }
     let out = if a.json {
         let mut s = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
         s.push('\n');
         s
+    } else if let (true, Some(doc)) = (md, &doc) {
+        crate::report::markdown(doc, stdin_used)
     } else {
         table
     };

@@ -73,6 +73,11 @@ pub(crate) struct SweepArgs {
     /// Write what would be printed to PATH.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// stdout format: `text` (the table) or `md` (the report as Markdown).
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    format: crate::report::TextFormat,
+    #[command(flatten)]
+    html: crate::report::HtmlArg,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -349,6 +354,7 @@ fn attach(
 }
 
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
+    crate::report::check_target(&a.html)?;
     let grid_given = match &a.thresholds {
         Some(t) => Some(parse_thresholds(t).map_err(Failure::bad_input)?),
         None => None,
@@ -515,6 +521,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     });
     // Choice of τ.
     let mut tail = String::new();
+    let mut chosen_tau: Option<f64> = None;
     let chosen = match &calib {
         Some(side) => {
             let mut cal_scores: Vec<(f64, f64, f64)> = Vec::with_capacity(grid.len());
@@ -527,6 +534,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
             match pick_threshold(&cal_scores, PickRule::MaxQuality) {
                 None => Value::Null,
                 Some(i) => {
+                    chosen_tau = Some(grid[i]);
                     let name = match a.calibrate_on {
                         Some(CalibrateOn::Dev) => "dev",
                         _ => "background",
@@ -560,7 +568,45 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         }
         None => Value::Null,
     };
-    let out = if a.json {
+    let md = a.format == crate::report::TextFormat::Md;
+    let doc = (md || a.html.html.is_some()).then(|| {
+        let rows: Vec<crate::report::gqr::SweepRow> = grid
+            .iter()
+            .zip(&curve)
+            .zip(&test_scores)
+            .map(|((tau, (ood, id)), sc)| crate::report::gqr::SweepRow {
+                tau: *tau,
+                id: *id,
+                ood: *ood,
+                score: *sc,
+            })
+            .collect();
+        crate::report::gqr::sweep_document(
+            &rows,
+            chosen_tau,
+            if a.unseen { "GQR-unseen score" } else { "GQR score" },
+            format!(
+                "{}: {} thresholds, {} scored texts of {scores_name}; data {}{}{}",
+                if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
+                grid.len(),
+                test.texts.len(),
+                data.origin,
+                if partial { " (PARTIAL: sets missing)" } else { "" },
+                if chosen_tau.is_some() {
+                    "; τ chosen on the calibration split, reported on the test split"
+                } else {
+                    ""
+                }
+            ),
+        )
+    });
+    let stdin_used = crate::report::uses_stdin([a.scores.as_path()]);
+    if let Some(doc) = &doc {
+        crate::report::write_html(&a.html, doc, stdin_used)?;
+    }
+    let out = if let (true, Some(doc)) = (md, &doc) {
+        crate::report::markdown(doc, stdin_used)
+    } else if a.json {
         let mut o = Map::new();
         o.insert(
             "benchmark".into(),

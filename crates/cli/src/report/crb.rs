@@ -330,7 +330,7 @@ pub(crate) fn sweep_document(
             continue;
         }
         let mut row = vec![
-            format!("{tau}"),
+            format!("{tau:.6}"),
             p2(p.scores_v2.case_pass_rate_percent()),
             p2(p.scores_v2.trajectory_pass_rate_percent()),
             p2(p.scores_v2.cost_savings_score_percent),

@@ -1,1 +1,303 @@
-//! `routeval gqr` report.
+//! `routeval gqr score` / `gqr sweep` reports: per-set accuracy bars (CIs with `--ci`), the
+//! 4-class confusion matrix, the latency histogram; for a sweep ID vs OOD accuracy and the
+//! score over τ with the chosen τ.
+
+use super::pct;
+use routeval_report::{
+    BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
+    histogram_bins,
+};
+
+/// One scored set of a GQR run.
+pub(crate) struct SetAccuracy {
+    /// Display name (e.g. `ID test (pooled)`, `jigsaw`).
+    pub(crate) name: String,
+    /// `ID`, `unseen ID` or `OOD`.
+    pub(crate) kind: &'static str,
+    /// Rows scored.
+    pub(crate) rows: usize,
+    /// Accuracy (fraction).
+    pub(crate) accuracy: f64,
+}
+
+/// What `gqr score` computed, for the report.
+pub(crate) struct ScoreView<'a> {
+    /// `GQR-Bench` or `GQR-unseen`.
+    pub(crate) benchmark: &'static str,
+    /// `(label, JSON key, fraction)`: ID accuracy, OOD accuracy, the score (NaN = n/a).
+    pub(crate) headline: [(String, &'static str, f64); 3],
+    /// Per set.
+    pub(crate) sets: Vec<SetAccuracy>,
+    /// `(gold, predicted)` per row: domain labels 0..=2, 3 = OOD.
+    pub(crate) gold_pred: Vec<(i64, i64)>,
+    /// Router latency per text (ms), empty for a predictions file.
+    pub(crate) latency_ms: &'a [f64],
+    /// `--ci` intervals of `[ID accuracy, OOD accuracy, score]`.
+    pub(crate) ci: Option<&'a routeval_stats::Intervals>,
+    /// Sets that are missing (a partial score).
+    pub(crate) missing: Vec<String>,
+    /// Where the data came from.
+    pub(crate) data: String,
+}
+
+/// GQR-Bench's four classes in label order (`routeval_core::Domain`, 3 = OOD).
+const CLASSES: [&str; 4] = ["law", "finance", "healthcare", "OOD"];
+
+/// The `gqr score` report.
+pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
+    let mut doc = Document {
+        title: format!("routeval gqr score: {} ({source})", v.benchmark),
+        subtitle: Some(format!(
+            "{} rows in {} sets; data {}",
+            v.gold_pred.len(),
+            v.sets.len(),
+            v.data
+        )),
+        ..Default::default()
+    };
+    for (label, _, x) in &v.headline {
+        doc.headline.push(Headline::new(format!("{label} (%)"), pct(*x)));
+    }
+    let ci_of = |i: usize| {
+        v.ci.and_then(|iv| iv.intervals.get(i))
+            .map(|(_, c)| (c.low, c.high))
+    };
+    let mut sec = Section::new("Score");
+    sec.push(Plot {
+        title: if v.ci.is_some() {
+            "Accuracy and score, with bootstrap CIs".into()
+        } else {
+            "Accuracy and score".into()
+        },
+        x_label: "percent (%)".into(),
+        y_label: "".into(),
+        kind: PlotKind::Bars {
+            categories: v.headline.iter().map(|h| h.0.clone()).collect(),
+            series: vec![BarSeries {
+                name: v.benchmark.into(),
+                values: v.headline.iter().map(|h| h.2 * 100.0).collect(),
+                intervals: v.ci.map(|_| {
+                    (0..3)
+                        .map(|i| ci_of(i).map_or((f64::NAN, f64::NAN), |(l, h)| (l * 100.0, h * 100.0)))
+                        .collect()
+                }),
+            }],
+            range: Some((0.0, 100.0)),
+        },
+    });
+    let mut cols = vec!["", "percent"];
+    if v.ci.is_some() {
+        cols.extend(["CI low", "CI high"]);
+    }
+    let mut t = Table::new(cols);
+    for (i, (label, _, x)) in v.headline.iter().enumerate() {
+        let mut row = vec![label.clone(), pct(*x)];
+        if v.ci.is_some() {
+            let (l, h) = ci_of(i).unwrap_or((f64::NAN, f64::NAN));
+            row.extend([pct(l), pct(h)]);
+        }
+        t.row(row);
+    }
+    sec.push(t);
+    doc.sections.push(sec);
+
+    let mut st = Table::new(["set", "kind", "rows", "accuracy (%)"]);
+    for s in &v.sets {
+        st.row([
+            s.name.clone(),
+            s.kind.to_string(),
+            s.rows.to_string(),
+            pct(s.accuracy),
+        ]);
+    }
+    doc.sections.push(
+        Section::new("Accuracy per set")
+            .with(Plot {
+                title: "Accuracy per set".into(),
+                x_label: "accuracy (%)".into(),
+                y_label: "set".into(),
+                kind: PlotKind::Bars {
+                    categories: v.sets.iter().map(|s| format!("{} ({})", s.name, s.kind)).collect(),
+                    series: vec![BarSeries {
+                        name: "accuracy".into(),
+                        values: v.sets.iter().map(|s| s.accuracy * 100.0).collect(),
+                        intervals: None,
+                    }],
+                    range: Some((0.0, 100.0)),
+                },
+            })
+            .with(st),
+    );
+
+    // 4-class confusion matrix (+ a column for labels outside 0..=3).
+    let mut cols: Vec<String> = CLASSES.iter().map(|c| c.to_string()).collect();
+    let other = v.gold_pred.iter().any(|&(_, p)| !(0..4).contains(&p));
+    if other {
+        cols.push("other label".into());
+    }
+    let mut counts = vec![vec![0u64; cols.len()]; 4];
+    for &(g, p) in &v.gold_pred {
+        let Ok(g) = usize::try_from(g) else { continue };
+        if g >= 4 {
+            continue;
+        }
+        let c = usize::try_from(p).ok().filter(|&p| p < 4).unwrap_or(4);
+        counts[g][c] += 1;
+    }
+    let mut ct = Table::new(std::iter::once("gold \\ predicted".to_string()).chain(cols.iter().cloned()));
+    for (g, row) in counts.iter().enumerate() {
+        ct.row(std::iter::once(CLASSES[g].to_string()).chain(row.iter().map(u64::to_string)));
+    }
+    doc.sections.push(
+        Section::new("Confusion matrix")
+            .with(Plot {
+                title: "Predicted vs gold class (3 domains + OOD)".into(),
+                x_label: "predicted class".into(),
+                y_label: "gold class".into(),
+                kind: PlotKind::Heatmap {
+                    rows: CLASSES.iter().map(|c| c.to_string()).collect(),
+                    columns: cols,
+                    counts,
+                },
+            })
+            .with(ct),
+    );
+
+    if !v.latency_ms.is_empty() {
+        let mut l: Vec<f64> = v.latency_ms.to_vec();
+        l.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            let h = (l.len() - 1) as f64 * p;
+            let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+            l[lo] + (h - lo as f64) * (l[hi] - l[lo])
+        };
+        let mut lt = Table::new(["texts", "p50 (ms)", "p95 (ms)", "p99 (ms)", "max (ms)"]);
+        lt.row([
+            l.len().to_string(),
+            format!("{:.3}", q(0.5)),
+            format!("{:.3}", q(0.95)),
+            format!("{:.3}", q(0.99)),
+            format!("{:.3}", q(1.0)),
+        ]);
+        doc.sections.push(
+            Section::new("Router latency")
+                .with(Plot {
+                    title: format!("Latency per text ({} texts)", l.len()),
+                    x_label: "latency (ms)".into(),
+                    y_label: "texts (count)".into(),
+                    kind: PlotKind::Histogram {
+                        bins: histogram_bins(&l, 30),
+                    },
+                })
+                .with(lt),
+        );
+    }
+    if !v.missing.is_empty() {
+        doc.notes.push(format!(
+            "PARTIAL: {} sets missing ({}); the score is not the benchmark's",
+            v.missing.len(),
+            v.missing.join(", ")
+        ));
+    }
+    doc
+}
+
+/// One threshold of a `gqr sweep`.
+pub(crate) struct SweepRow {
+    /// τ.
+    pub(crate) tau: f64,
+    /// ID accuracy (fraction).
+    pub(crate) id: f64,
+    /// OOD accuracy (fraction).
+    pub(crate) ood: f64,
+    /// The score (fraction).
+    pub(crate) score: f64,
+}
+
+/// The `gqr sweep` report: ID and OOD accuracy and the score over τ, the chosen τ.
+pub(crate) fn sweep_document(
+    rows: &[SweepRow],
+    chosen: Option<f64>,
+    score_name: &str,
+    subtitle: String,
+) -> Document {
+    let mut doc = Document {
+        title: "routeval gqr sweep: accuracy over the threshold τ".into(),
+        subtitle: Some(subtitle),
+        ..Default::default()
+    };
+    let best = chosen.and_then(|t| rows.iter().find(|r| r.tau == t));
+    if let Some(r) = best {
+        doc.headline.push(Headline::new("chosen τ", format!("{}", r.tau)));
+        doc.headline.push(Headline::new(format!("{score_name} (%)"), pct(r.score)));
+        doc.headline.push(Headline::new("ID accuracy (%)", pct(r.id)));
+        doc.headline.push(Headline::new("OOD accuracy (%)", pct(r.ood)));
+    }
+    let line = |name: &str, f: &dyn Fn(&SweepRow) -> f64| XySeries {
+        name: name.into(),
+        points: rows.iter().map(|r| (r.tau, f(r) * 100.0)).collect(),
+        style: if rows.len() <= 40 {
+            XyStyle::LinePoints
+        } else {
+            XyStyle::Line
+        },
+        colour: None,
+    };
+    let mut sec = Section::new("Sweep").with(Plot {
+        title: "ID accuracy, OOD accuracy and score over τ".into(),
+        x_label: "threshold τ (router units)".into(),
+        y_label: "percent (%)".into(),
+        kind: PlotKind::Xy {
+            series: vec![
+                line("ID accuracy", &|r| r.id),
+                line("OOD accuracy", &|r| r.ood),
+                line(score_name, &|r| r.score),
+            ],
+            vlines: chosen
+                .map(|t| RefLine {
+                    at: t,
+                    label: format!("chosen τ = {t}"),
+                })
+                .into_iter()
+                .collect(),
+            hlines: vec![],
+        },
+    });
+    sec.push(Plot {
+        title: "ID vs OOD accuracy (one point per τ)".into(),
+        x_label: "OOD accuracy (%)".into(),
+        y_label: "ID accuracy (%)".into(),
+        kind: PlotKind::Xy {
+            series: {
+                let mut s = vec![XySeries {
+                    name: "thresholds".into(),
+                    points: rows.iter().map(|r| (r.ood * 100.0, r.id * 100.0)).collect(),
+                    style: XyStyle::LinePoints,
+                    colour: Some(0),
+                }];
+                if let Some(r) = best {
+                    s.push(XySeries {
+                        name: format!("chosen τ = {}", r.tau),
+                        points: vec![(r.ood * 100.0, r.id * 100.0)],
+                        style: XyStyle::Points,
+                        colour: Some(5),
+                    });
+                }
+                s
+            },
+            vlines: vec![],
+            hlines: vec![],
+        },
+    });
+    let step = rows.len().div_ceil(200).max(1);
+    let mut t = Table::new(["τ", "ID accuracy (%)", "OOD accuracy (%)", &format!("{score_name} (%)")]);
+    for (i, r) in rows.iter().enumerate() {
+        if i % step != 0 && Some(r.tau) != chosen && i + 1 != rows.len() {
+            continue;
+        }
+        t.row([format!("{}", r.tau), pct(r.id), pct(r.ood), pct(r.score)]);
+    }
+    sec.push(t);
+    doc.sections.push(sec);
+    doc
+}
