@@ -112,8 +112,17 @@ fn describe(path: &str) -> InputFile {
 /// The provenance of this run: the command line, every input file the run opened (see
 /// [`crate::output::noted_inputs`]; stdin as `-`), the version and the date.
 pub(crate) fn provenance(stdin_used: bool) -> Provenance {
+    // The program as its file name (not the path it was run from), then the arguments.
     let args: Vec<String> = std::env::args_os()
-        .map(|a| quote(&a.to_string_lossy()))
+        .enumerate()
+        .map(|(i, a)| {
+            if i == 0 {
+                let p = PathBuf::from(&a);
+                quote(&p.file_name().map_or_else(|| a.to_string_lossy(), |n| n.to_string_lossy()))
+            } else {
+                quote(&a.to_string_lossy())
+            }
+        })
         .collect();
     let mut inputs: Vec<InputFile> = crate::output::noted_inputs()
         .iter()

@@ -227,6 +227,19 @@ pub(crate) fn sweep_document(
         ..Default::default()
     };
     let best = chosen.and_then(|t| rows.iter().find(|r| r.tau == t));
+    doc.headline
+        .push(Headline::new("thresholds", rows.len().to_string()));
+    if best.is_none()
+        && let Some(r) = rows
+            .iter()
+            .filter(|r| r.score.is_finite())
+            .max_by(|a, b| a.score.total_cmp(&b.score))
+    {
+        // No calibration split: the best test point, for orientation only.
+        doc.headline
+            .push(Headline::new(format!("max {score_name} (%)"), pct(r.score)));
+        doc.headline.push(Headline::new("at τ", format!("{}", r.tau)));
+    }
     if let Some(r) = best {
         doc.headline.push(Headline::new("chosen τ", format!("{}", r.tau)));
         doc.headline.push(Headline::new(format!("{score_name} (%)"), pct(r.score)));
