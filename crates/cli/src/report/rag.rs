@@ -11,7 +11,13 @@ const WEAKEST: usize = 5;
 const MAX_NOTES: usize = 50;
 
 /// The rag report; `weakest` = `--weakest N` (at least [`WEAKEST`] are shown).
-pub(crate) fn document(r: &RagReport, input: &str, weakest: i64) -> Document {
+/// `ci` = the `--ci` intervals of the metric means, if any.
+pub(crate) fn document(
+    r: &RagReport,
+    input: &str,
+    weakest: i64,
+    ci: Option<&routeval_stats::Intervals>,
+) -> Document {
     let estimated = r.n_estimated > 0;
     let mark = if estimated { " †" } else { "" };
     let mut doc = Document {
@@ -26,7 +32,15 @@ pub(crate) fn document(r: &RagReport, input: &str, weakest: i64) -> Document {
     for (m, v) in r.metrics.iter().take(4) {
         doc.headline.push(Headline::new(m.name(), f4(*v)));
     }
-    let mut t = Table::new(["metric", "mean", "support (cases)"]).caption(if estimated {
+    let ci_of = |name: &str| {
+        ci.and_then(|iv| iv.intervals.iter().find(|(n, _)| n == name))
+            .map(|(_, c)| (c.low, c.high))
+    };
+    let mut cols = vec!["metric", "mean", "support (cases)"];
+    if ci.is_some() {
+        cols.extend(["CI low", "CI high"]);
+    }
+    let mut t = Table::new(cols).caption(if estimated {
         format!(
             "Mean over the cases that produced each metric; † = {} of {} cases have estimated (unlabelled) relevance",
             r.n_estimated, r.n_cases
@@ -35,11 +49,16 @@ pub(crate) fn document(r: &RagReport, input: &str, weakest: i64) -> Document {
         "Mean over the cases that produced each metric".to_string()
     });
     for (m, v) in &r.metrics {
-        t.row([
+        let mut row = vec![
             format!("{}{mark}", m.name()),
             f4(*v),
             r.support_of(*m).to_string(),
-        ]);
+        ];
+        if ci.is_some() {
+            let (l, h) = ci_of(m.name()).unwrap_or((f64::NAN, f64::NAN));
+            row.extend([f4(l), f4(h)]);
+        }
+        t.row(row);
     }
     let mut sec = Section::new("Metrics");
     if !r.metrics.is_empty() {
@@ -56,7 +75,12 @@ pub(crate) fn document(r: &RagReport, input: &str, weakest: i64) -> Document {
                 series: vec![BarSeries {
                     name: "mean".into(),
                     values: r.metrics.iter().map(|(_, v)| *v).collect(),
-                    intervals: None,
+                    intervals: ci.map(|_| {
+                        r.metrics
+                            .iter()
+                            .map(|(m, _)| ci_of(m.name()).unwrap_or((f64::NAN, f64::NAN)))
+                            .collect()
+                    }),
                 }],
                 range: Some((0.0, 1.0)),
             },
