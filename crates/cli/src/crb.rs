@@ -598,7 +598,13 @@ fn eval(a: EvalArgs) -> CmdResult {
     }
     let md = a.format == crate::report::TextFormat::Md;
     let report = (md || a.html.html.is_some()).then(|| {
-        crate::report::crb::eval_document(&m, &records, &a.predictor, &bank_name, intervals.as_ref())
+        crate::report::crb::eval_document(
+            &m,
+            &records,
+            &a.predictor,
+            &bank_name,
+            intervals.as_ref(),
+        )
     });
     let stdin_used = crate::report::uses_stdin([bank_path.as_path()]);
     if let Some(doc) = &report {

@@ -835,10 +835,19 @@ fn score(a: ScoreArgs) -> CmdResult {
             });
         }
         view_head = [
-            ("unseen ID accuracy".into(), "unseen_id_accuracy", s.unseen_id_accuracy),
+            (
+                "unseen ID accuracy".into(),
+                "unseen_id_accuracy",
+                s.unseen_id_accuracy,
+            ),
             ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
             (
-                if partial { "PARTIAL GQR-unseen score" } else { "GQR-unseen score" }.into(),
+                if partial {
+                    "PARTIAL GQR-unseen score"
+                } else {
+                    "GQR-unseen score"
+                }
+                .into(),
                 key,
                 s.gqr_unseen_score,
             ),
@@ -943,7 +952,12 @@ fn score(a: ScoreArgs) -> CmdResult {
             ("ID accuracy".into(), "id_accuracy", na(s.id_accuracy)),
             ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
             (
-                if partial { "PARTIAL GQR score" } else { "GQR score" }.into(),
+                if partial {
+                    "PARTIAL GQR score"
+                } else {
+                    "GQR score"
+                }
+                .into(),
                 key,
                 na(s.gqr_score),
             ),

@@ -118,7 +118,10 @@ pub(crate) fn provenance(stdin_used: bool) -> Provenance {
         .map(|(i, a)| {
             if i == 0 {
                 let p = PathBuf::from(&a);
-                quote(&p.file_name().map_or_else(|| a.to_string_lossy(), |n| n.to_string_lossy()))
+                quote(
+                    &p.file_name()
+                        .map_or_else(|| a.to_string_lossy(), |n| n.to_string_lossy()),
+                )
             } else {
                 quote(&a.to_string_lossy())
             }

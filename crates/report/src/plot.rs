@@ -57,7 +57,11 @@ fn span(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
         return None;
     }
     if hi - lo < 1e-12 {
-        let pad = if lo.abs() > 1e-12 { lo.abs() * 0.1 } else { 1.0 };
+        let pad = if lo.abs() > 1e-12 {
+            lo.abs() * 0.1
+        } else {
+            1.0
+        };
         return Some((lo - pad, hi + pad));
     }
     let pad = (hi - lo) * 0.05;
@@ -272,7 +276,7 @@ fn histogram(
         .x_desc(&plot.x_label)
         .y_desc(&plot.y_label)
         .x_label_formatter(&|x| tick(*x))
-        .y_labels(((top as usize).max(2)).min(10))
+        .y_labels((top as usize).clamp(2, 10))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .axis_desc_style((FONT, 14))
         .label_style((FONT, 12))
@@ -280,13 +284,17 @@ fn histogram(
         .map_err(err)?;
     let c = colour(0);
     chart
-        .draw_series(bins.iter().map(|b| {
-            Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], c.filled())
-        }))
+        .draw_series(
+            bins.iter()
+                .map(|b| Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], c.filled())),
+        )
         .map_err(err)?;
     chart
         .draw_series(bins.iter().map(|b| {
-            Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], WHITE.stroke_width(1))
+            Rectangle::new(
+                [(b.low, 0.0), (b.high, b.count as f64)],
+                WHITE.stroke_width(1),
+            )
         }))
         .map_err(err)?;
     Ok(())
@@ -309,7 +317,12 @@ fn heatmap(
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(
-            (rows.iter().map(|r| short(r, 20).chars().count()).max().unwrap_or(4) as u32 * 7
+            (rows
+                .iter()
+                .map(|r| short(r, 20).chars().count())
+                .max()
+                .unwrap_or(4) as u32
+                * 7
                 + 40)
                 .clamp(60, 200),
         )
@@ -419,7 +432,9 @@ fn xy(
                 .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
                 .map_err(err)?
                 .label(&s.name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
+                });
         }
         if with_points {
             let drawn = chart
@@ -440,7 +455,7 @@ fn xy(
                 [(l.at, y0), (l.at, y1)],
                 6,
                 4,
-                dashed(c).into(),
+                dashed(c),
             ))
             .map_err(err)?
             .label(&l.label)
@@ -453,7 +468,7 @@ fn xy(
                 [(x0, l.at), (x1, l.at)],
                 6,
                 4,
-                dashed(c).into(),
+                dashed(c),
             ))
             .map_err(err)?
             .label(&l.label)

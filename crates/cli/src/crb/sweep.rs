@@ -643,7 +643,12 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
             &scores_name,
         )
     });
-    let stdin_used = crate::report::uses_stdin(a.bank.iter().map(PathBuf::as_path).chain([a.scores.as_path()]));
+    let stdin_used = crate::report::uses_stdin(
+        a.bank
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([a.scores.as_path()]),
+    );
     if let Some(doc) = &report {
         crate::report::write_html(&s.html, doc, stdin_used)?;
     }

@@ -584,14 +584,22 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         crate::report::gqr::sweep_document(
             &rows,
             chosen_tau,
-            if a.unseen { "GQR-unseen score" } else { "GQR score" },
+            if a.unseen {
+                "GQR-unseen score"
+            } else {
+                "GQR score"
+            },
             format!(
                 "{}: {} thresholds, {} scored texts of {scores_name}; data {}{}{}",
                 if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
                 grid.len(),
                 test.texts.len(),
                 data.origin,
-                if partial { " (PARTIAL: sets missing)" } else { "" },
+                if partial {
+                    " (PARTIAL: sets missing)"
+                } else {
+                    ""
+                },
                 if chosen_tau.is_some() {
                     "; τ chosen on the calibration split, reported on the test split"
                 } else {

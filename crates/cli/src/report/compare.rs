@@ -38,16 +38,17 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
     };
     if let Some(m0) = report.measures.first() {
         for run in &report.runs {
-            doc.headline
-                .push(Headline::new(format!("{m0} {}", run.name), num(run.means[0])));
+            doc.headline.push(Headline::new(
+                format!("{m0} {}", run.name),
+                num(run.means[0]),
+            ));
         }
     }
     // The ranx-style table.
     let mut cols = vec!["#".to_string(), "run".to_string()];
     cols.extend(report.measures.iter().cloned());
-    let mut t = Table::new(cols).caption(
-        "mean (difference from run a); superscripts: significantly better than that run",
-    );
+    let mut t = Table::new(cols)
+        .caption("mean (difference from run a); superscripts: significantly better than that run");
     for (r, run) in report.runs.iter().enumerate() {
         let mut row = vec![letter(r), run.name.clone()];
         for m in 0..report.measures.len() {
@@ -90,8 +91,19 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
 
     // Comparisons table and sorted per-query differences.
     let mut ct = Table::new([
-        "run", "vs", "measure", "delta", "CI low", "CI high", "p", "p adjusted", "significant",
-        "effect d_z", "wins", "ties", "losses",
+        "run",
+        "vs",
+        "measure",
+        "delta",
+        "CI low",
+        "CI high",
+        "p",
+        "p adjusted",
+        "significant",
+        "effect d_z",
+        "wins",
+        "ties",
+        "losses",
     ])
     .caption("Paired comparisons (delta = run − reference)");
     let mut plots = Section::new("Per-query differences");

@@ -28,13 +28,35 @@ fn ratio_pct(n: u64, d: u64) -> f64 {
 }
 
 /// The five `scores_v2` headline percentages, as `(JSON key, label, value)`.
-pub(crate) fn v2_headline(v2: &routeval_routing_scores::crb::scores::ScoresV2) -> [(&'static str, &'static str, f64); 5] {
+pub(crate) fn v2_headline(
+    v2: &routeval_routing_scores::crb::scores::ScoresV2,
+) -> [(&'static str, &'static str, f64); 5] {
     [
-        ("case_pass_rate_percent", "case pass rate (%)", v2.case_pass_rate_percent()),
-        ("case_exact_match_percent", "case exact match (%)", v2.case_exact_match_percent()),
-        ("trajectory_pass_rate_percent", "trajectory pass rate (%)", v2.trajectory_pass_rate_percent()),
-        ("cost_savings_score_percent", "cost savings vs always-high (%)", v2.cost_savings_score_percent),
-        ("combined_score_percent", "combined score (%)", v2.combined_score_percent()),
+        (
+            "case_pass_rate_percent",
+            "case pass rate (%)",
+            v2.case_pass_rate_percent(),
+        ),
+        (
+            "case_exact_match_percent",
+            "case exact match (%)",
+            v2.case_exact_match_percent(),
+        ),
+        (
+            "trajectory_pass_rate_percent",
+            "trajectory pass rate (%)",
+            v2.trajectory_pass_rate_percent(),
+        ),
+        (
+            "cost_savings_score_percent",
+            "cost savings vs always-high (%)",
+            v2.cost_savings_score_percent,
+        ),
+        (
+            "combined_score_percent",
+            "combined score (%)",
+            v2.combined_score_percent(),
+        ),
     ]
 }
 
@@ -174,9 +196,7 @@ pub(crate) fn eval_document(
     )
     .caption("Rows per (gold tier, predicted tier); above the diagonal = over-routed (passes, costs more)");
     for (r, row) in counts.iter().enumerate() {
-        ctab.row(
-            std::iter::once(rows[r].clone()).chain(row.iter().map(u64::to_string)),
-        );
+        ctab.row(std::iter::once(rows[r].clone()).chain(row.iter().map(u64::to_string)));
     }
     doc.sections.push(
         Section::new("Tier confusion matrix")
@@ -220,11 +240,16 @@ pub(crate) fn sweep_document(
     doc.headline.push(Headline::new("AIQ (%)", p2(aiq)));
     let chosen_i = chosen.and_then(|tau| grid.iter().position(|&t| t == tau));
     if let (Some(tau), Some(i)) = (chosen, chosen_i) {
-        doc.headline.push(Headline::new("chosen τ", format!("{tau}")));
         doc.headline
-            .push(Headline::new(format!("{pass_rate_key}"), p2(pass_rate(&points[i]))));
-        doc.headline
-            .push(Headline::new("cost (USD)", format!("{:.6}", points[i].cost_usd)));
+            .push(Headline::new("chosen τ", format!("{tau}")));
+        doc.headline.push(Headline::new(
+            pass_rate_key.to_string(),
+            p2(pass_rate(&points[i])),
+        ));
+        doc.headline.push(Headline::new(
+            "cost (USD)",
+            format!("{:.6}", points[i].cost_usd),
+        ));
     }
     let curve: Vec<(f64, f64)> = points.iter().map(|p| (p.cost_usd, pass_rate(p))).collect();
     let mut series = vec![

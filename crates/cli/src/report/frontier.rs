@@ -5,7 +5,9 @@ use super::f4;
 use routeval_frontier::points::{
     FrontierPoint, FrontierReport, NdchMethod, StrongSharePoint, StrongShareReport,
 };
-use routeval_report::{Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle};
+use routeval_report::{
+    Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
+};
 
 /// The cost–quality frontier report: `points` = the input lines, `r` = the computed report.
 pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str) -> Document {
@@ -73,7 +75,8 @@ pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str
         ]);
     }
     sec.push(t);
-    let mut nt = Table::new(["system", "cost", "quality"]).caption("NDCH points in increasing cost");
+    let mut nt =
+        Table::new(["system", "cost", "quality"]).caption("NDCH points in increasing cost");
     for s in &r.systems {
         for (c, q) in &s.ndch {
             nt.row([s.system.clone(), c.to_string(), q.to_string()]);

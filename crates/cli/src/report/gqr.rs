@@ -56,7 +56,8 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
         ..Default::default()
     };
     for (label, _, x) in &v.headline {
-        doc.headline.push(Headline::new(format!("{label} (%)"), pct(*x)));
+        doc.headline
+            .push(Headline::new(format!("{label} (%)"), pct(*x)));
     }
     let ci_of = |i: usize| {
         v.ci.and_then(|iv| iv.intervals.get(i))
@@ -78,7 +79,9 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
                 values: v.headline.iter().map(|h| h.2 * 100.0).collect(),
                 intervals: v.ci.map(|_| {
                     (0..3)
-                        .map(|i| ci_of(i).map_or((f64::NAN, f64::NAN), |(l, h)| (l * 100.0, h * 100.0)))
+                        .map(|i| {
+                            ci_of(i).map_or((f64::NAN, f64::NAN), |(l, h)| (l * 100.0, h * 100.0))
+                        })
                         .collect()
                 }),
             }],
@@ -117,7 +120,11 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
                 x_label: "accuracy (%)".into(),
                 y_label: "set".into(),
                 kind: PlotKind::Bars {
-                    categories: v.sets.iter().map(|s| format!("{} ({})", s.name, s.kind)).collect(),
+                    categories: v
+                        .sets
+                        .iter()
+                        .map(|s| format!("{} ({})", s.name, s.kind))
+                        .collect(),
                     series: vec![BarSeries {
                         name: "accuracy".into(),
                         values: v.sets.iter().map(|s| s.accuracy * 100.0).collect(),
@@ -144,7 +151,8 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
         let c = usize::try_from(p).ok().filter(|&p| p < 4).unwrap_or(4);
         counts[g][c] += 1;
     }
-    let mut ct = Table::new(std::iter::once("gold \\ predicted".to_string()).chain(cols.iter().cloned()));
+    let mut ct =
+        Table::new(std::iter::once("gold \\ predicted".to_string()).chain(cols.iter().cloned()));
     for (g, row) in counts.iter().enumerate() {
         ct.row(std::iter::once(CLASSES[g].to_string()).chain(row.iter().map(u64::to_string)));
     }
@@ -238,13 +246,18 @@ pub(crate) fn sweep_document(
         // No calibration split: the best test point, for orientation only.
         doc.headline
             .push(Headline::new(format!("max {score_name} (%)"), pct(r.score)));
-        doc.headline.push(Headline::new("at τ", format!("{}", r.tau)));
+        doc.headline
+            .push(Headline::new("at τ", format!("{}", r.tau)));
     }
     if let Some(r) = best {
-        doc.headline.push(Headline::new("chosen τ", format!("{}", r.tau)));
-        doc.headline.push(Headline::new(format!("{score_name} (%)"), pct(r.score)));
-        doc.headline.push(Headline::new("ID accuracy (%)", pct(r.id)));
-        doc.headline.push(Headline::new("OOD accuracy (%)", pct(r.ood)));
+        doc.headline
+            .push(Headline::new("chosen τ", format!("{}", r.tau)));
+        doc.headline
+            .push(Headline::new(format!("{score_name} (%)"), pct(r.score)));
+        doc.headline
+            .push(Headline::new("ID accuracy (%)", pct(r.id)));
+        doc.headline
+            .push(Headline::new("OOD accuracy (%)", pct(r.ood)));
     }
     let line = |name: &str, f: &dyn Fn(&SweepRow) -> f64| XySeries {
         name: name.into(),
@@ -303,7 +316,12 @@ pub(crate) fn sweep_document(
         },
     });
     let step = rows.len().div_ceil(200).max(1);
-    let mut t = Table::new(["τ", "ID accuracy (%)", "OOD accuracy (%)", &format!("{score_name} (%)")]);
+    let mut t = Table::new([
+        "τ",
+        "ID accuracy (%)",
+        "OOD accuracy (%)",
+        &format!("{score_name} (%)"),
+    ]);
     for (i, r) in rows.iter().enumerate() {
         if i % step != 0 && Some(r.tau) != chosen && i + 1 != rows.len() {
             continue;

@@ -24,11 +24,15 @@ pub(crate) fn document(
         title: "routeval rag: retrieval and answer quality".into(),
         subtitle: Some(format!(
             "{} cases of {input}; k = {}, threshold {}, similarity: {}; rag-quality-check 0.1.0 definitions",
-            r.n_cases, r.k, r.threshold, r.similarity.as_str()
+            r.n_cases,
+            r.k,
+            r.threshold,
+            r.similarity.as_str()
         )),
         ..Default::default()
     };
-    doc.headline.push(Headline::new("cases", r.n_cases.to_string()));
+    doc.headline
+        .push(Headline::new("cases", r.n_cases.to_string()));
     for (m, v) in r.metrics.iter().take(4) {
         doc.headline.push(Headline::new(m.name(), f4(*v)));
     }

@@ -1,7 +1,7 @@
 //! `routeval route` report: per-route and per-group bars of each metric, and the routing counts.
 
-use serde_json::{Map, Value};
 use routeval_report::{BarSeries, Document, Headline, Plot, PlotKind, Section, Table};
+use serde_json::{Map, Value};
 
 /// Bars for at most this many metric keys (the table covers all).
 const MAX_PLOTS: usize = 12;
@@ -73,7 +73,10 @@ pub(crate) fn document(
                     .collect(),
                 series: vec![BarSeries {
                     name: m.clone(),
-                    values: sel.iter().map(|r| r.3.as_f64().unwrap_or(f64::NAN)).collect(),
+                    values: sel
+                        .iter()
+                        .map(|r| r.3.as_f64().unwrap_or(f64::NAN))
+                        .collect(),
                     intervals: None,
                 }],
                 range: None,
@@ -90,14 +93,24 @@ pub(crate) fn document(
     for (i, r) in routing.iter().enumerate() {
         if let Some(Value::Object(sel)) = r.get("selected") {
             for (route, n) in sel {
-                rt.row([(i + 1).to_string(), route.clone(), cell(n).replace(".0000", "")]);
+                rt.row([
+                    (i + 1).to_string(),
+                    route.clone(),
+                    cell(n).replace(".0000", ""),
+                ]);
             }
         }
         let unmatched = r.get("unmatched").and_then(Value::as_u64).unwrap_or(0);
-        rt.row([(i + 1).to_string(), "(no route)".into(), unmatched.to_string()]);
+        rt.row([
+            (i + 1).to_string(),
+            "(no route)".into(),
+            unmatched.to_string(),
+        ]);
         if unmatched > 0 {
-            doc.notes
-                .push(format!("{unmatched} instances matched no route (routed metric {})", i + 1));
+            doc.notes.push(format!(
+                "{unmatched} instances matched no route (routed metric {})",
+                i + 1
+            ));
         }
     }
     doc.sections.push(Section::new("Routing").with(rt));

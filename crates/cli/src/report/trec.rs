@@ -59,13 +59,15 @@ pub(crate) fn document(
     };
     for want in HEADLINE {
         if let Some(&(name, slot)) = slots.iter().find(|(n, _)| *n == want) {
-            doc.headline.push(Headline::new(name, fmt(slot, ev.summary[slot])));
+            doc.headline
+                .push(Headline::new(name, fmt(slot, ev.summary[slot])));
         }
     }
     if doc.headline.is_empty()
         && let Some(&(name, slot)) = slots.first()
     {
-        doc.headline.push(Headline::new(name, fmt(slot, ev.summary[slot])));
+        doc.headline
+            .push(Headline::new(name, fmt(slot, ev.summary[slot])));
     }
     doc.headline
         .push(Headline::new("num_q", ev.num_q.to_string()));
@@ -122,8 +124,10 @@ pub(crate) fn document(
     // Distributions over queries.
     if !ev.queries.is_empty() && !means.is_empty() {
         let mut sec = Section::new("Distribution over queries");
-        let mut qt = Table::new(["measure", "queries", "min", "25%", "median", "75%", "max", "zero"])
-            .caption("Per-query values (numpy linear quantiles)");
+        let mut qt = Table::new([
+            "measure", "queries", "min", "25%", "median", "75%", "max", "zero",
+        ])
+        .caption("Per-query values (numpy linear quantiles)");
         for (k, &(name, slot, _)) in means.iter().enumerate() {
             let mut v: Vec<f64> = ev
                 .queries
