@@ -307,6 +307,11 @@ impl CommandPredictor {
                 self.command
             )));
         };
+        let bar = crate::progress::bar(
+            rows.len() as u64,
+            "{spinner} cmd: {pos}/{len} rows [{bar:30}] {per_sec} eta {eta} {msg}",
+        );
+        let mut errors = 0u64;
         for (i, row) in rows.iter().enumerate() {
             let line = serde_json::to_string(row).map_err(|e| Failure::bad_input(e.to_string()))?;
             let id = ids.get(i).map(String::as_str).unwrap_or("?");
@@ -326,8 +331,14 @@ impl CommandPredictor {
                 }
                 e
             });
+            if p.is_err() {
+                errors += 1;
+                bar.set_message(format!("{errors} predictor errors"));
+            }
+            bar.inc(1);
             out.push(p);
         }
+        bar.finish_and_clear();
         let extra = child.finish(std::time::Duration::from_secs(5));
         if extra > 0 {
             return Err(Failure::bad_input(format!(

@@ -16,6 +16,7 @@ mod gqr;
 mod input;
 mod numarg;
 mod output;
+mod progress;
 mod rag;
 mod report;
 mod route;

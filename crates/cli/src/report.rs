@@ -131,6 +131,8 @@ pub(crate) fn provenance(stdin_used: bool) -> Provenance {
         .iter()
         .map(|p| describe(p))
         .collect();
+    // Sorted: inputs may be opened concurrently (trec reads qrels and run on two threads).
+    inputs.sort_by(|a, b| a.path.cmp(&b.path));
     if stdin_used {
         inputs.push(InputFile {
             path: "-".into(),
