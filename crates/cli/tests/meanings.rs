@@ -103,6 +103,92 @@ fn crb_repeated_prediction_ids_warn() {
     );
 }
 
+#[test]
+fn crb_repeated_ids_in_a_json_object_file_warn() {
+    let bank = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb/bank.jsonl");
+    let d = tempfile::tempdir().unwrap();
+    // serde_json (as Python's json.load) keeps only the last value of a repeated key: the
+    // repetition must still be reported.
+    std::fs::write(
+        d.path().join("p.json"),
+        "{\"swebench_paging-1_step_2\": 3, \"swebench_paging-1_step_1\": 3,\n \"swebench_paging-1_step_2\": 1, \"swebench_paging-1_step_1\": 0, \"swebench_paging-1_step_2\": 2}",
+    )
+    .unwrap();
+    let args = [
+        "crb",
+        "eval",
+        "--bank",
+        bank.to_str().unwrap(),
+        "--predictor",
+        "file:p.json",
+        "--tokenizer-setup",
+        "all_cl100k",
+        "--json",
+    ];
+    let o = routeval_in(d.path(), &args, b"");
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let warn: Vec<&str> = e.lines().filter(|l| l.contains("repeated id")).collect();
+    assert_eq!(warn.len(), 1, "{e}");
+    assert!(
+        warn[0].contains("p.json: 3 repeated id(s), first swebench_paging-1_step_2;"),
+        "{e}"
+    );
+    // The last value of each id is used.
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pred = |id: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["pred_tier_id"].clone())
+    };
+    assert_eq!(pred("swebench_paging-1_step_1"), Some(serde_json::json!(0)));
+    assert_eq!(pred("swebench_paging-1_step_2"), Some(serde_json::json!(2)));
+}
+
+#[test]
+fn gqr_repeated_prediction_ids_warn() {
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path().join("build");
+    std::fs::create_dir(&b).unwrap();
+    verified_build(&b);
+    std::fs::write(
+        d.path().join("p.jsonl"),
+        "{\"id\": \"id_test/law/0\", \"label\": 1}\n\
+         {\"id\": \"id_test/finance/0\", \"label\": 1}\n\
+         {\"id\": \"ood_test/jigsaw/0\", \"label\": 3}\n\
+         {\"id\": \"id_test/law/0\", \"label\": 0}\n\
+         {\"id\": \"ood_test/jigsaw/0\", \"label\": 3}\n",
+    )
+    .unwrap();
+    let o = routeval_in(
+        d.path(),
+        &[
+            "gqr",
+            "score",
+            "--predictions",
+            "p.jsonl",
+            "--build-dir",
+            b.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let warn: Vec<&str> = e.lines().filter(|l| l.contains("repeated id")).collect();
+    assert_eq!(warn.len(), 1, "{e}");
+    assert!(
+        warn[0].contains("p.jsonl: 2 repeated id(s), first \"id_test/law/0\" at line 4"),
+        "{e}"
+    );
+    // The last line of an id wins: every prediction is then right.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.is_empty());
+}
+
 /// A build with real row counts and blake3 values.
 fn verified_build(dir: &Path) {
     let id = "{\"id\": \"id_test/law/0\", \"text\": \"a contract\", \"label\": 0, \"domain\": \"law\", \"dataset\": \"law\"}\n\
