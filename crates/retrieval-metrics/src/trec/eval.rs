@@ -959,10 +959,10 @@ mod tests {
         let mut inter = String::new();
         let mut grouped = vec![String::new(); 30];
         for d in 0..50 {
-            for q in 0..30 {
+            for (q, g) in grouped.iter_mut().enumerate() {
                 let line = format!("q{q} Q0 d{} {d} {} r\n", (d * 7 + q) % 60, 100 - d);
                 inter.push_str(&line);
-                grouped[q].push_str(&line);
+                g.push_str(&line);
             }
         }
         let grouped = grouped.concat();
