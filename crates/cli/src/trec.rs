@@ -204,6 +204,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         num_docs_in_coll: args.num_docs,
         // --ci resamples queries: it needs the per-query values (printed only with -q).
         per_query: args.query || args.ci.ci_level.is_some(),
+        ..EvalOptions::default()
     };
     let qrels_name = common::display_name(&args.qrels);
     let run_name = common::display_name(&args.run);
