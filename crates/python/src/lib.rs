@@ -13,6 +13,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod rag;
 mod trec;
 
 create_exception!(
@@ -37,7 +38,7 @@ create_exception!(
     _native,
     WhereError,
     RoutevalError,
-    "A `where` query or query-routed metric error, with the reference's message."
+    "A `where` query error (reserved: routeval.where is not written yet)."
 );
 
 /// The extension module.
@@ -49,6 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RagError", py.get_type::<RagError>())?;
     m.add("WhereError", py.get_type::<WhereError>())?;
     trec::register(m)?;
+    rag::register(m)?;
 
     Ok(())
 }

@@ -5,8 +5,7 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
 * ``routeval.trec``: a drop-in for ``pytrec_eval`` (trec_eval-exact measures), plus
   ``evaluate_files`` and a picklable, mergeable ``Accumulator`` for sharded runs.
 * ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
-  ``evaluate_case``, the report object) and a mergeable ``Accumulator``.
-* ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
+  ``evaluate_case``, the report object).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -14,9 +13,9 @@ Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``Val
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where"]
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag"]
 
-_SUBMODULES = {"trec", "rag", "where"}
+_SUBMODULES = {"trec", "rag"}
 _ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
 
 
