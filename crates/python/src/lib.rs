@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 
 mod rag;
 mod trec;
+mod where_;
 
 create_exception!(
     _native,
@@ -38,7 +39,7 @@ create_exception!(
     _native,
     WhereError,
     RoutevalError,
-    "A `where` query error (reserved: routeval.where is not written yet)."
+    "A `where` query error, with the message `routeval filter` prints."
 );
 
 /// The extension module.
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WhereError", py.get_type::<WhereError>())?;
     trec::register(m)?;
     rag::register(m)?;
+    where_::register(m)?;
 
     Ok(())
 }

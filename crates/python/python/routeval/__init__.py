@@ -6,6 +6,7 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
   ``evaluate_files`` and a picklable, mergeable ``Accumulator`` for sharded runs.
 * ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
   ``evaluate_case``, the report object).
+* ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -13,9 +14,9 @@ Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``Val
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag"]
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where"]
 
-_SUBMODULES = {"trec", "rag"}
+_SUBMODULES = {"trec", "rag", "where"}
 _ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
 
 
