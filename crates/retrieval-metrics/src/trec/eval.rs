@@ -1006,6 +1006,29 @@ mod tests {
     }
 
     #[test]
+    fn trec_eval_9_0_8_rounds_recall_fractions_up_by_0_9() {
+        // 2 relevant documents, one found at rank 2: 10.0 needs round(0.6 * 2 + 0.5) = 1
+        // relevant document for recall 0.6, 9.0.8 needs floor(0.6 * 2 + 0.9) = 2 (values checked
+        // against pytrec-eval-terrier 0.5.11 in crates/python/tests/test_trec.py).
+        let qrels = Qrels::from_bytes(b"q 0 d1 1\nq 0 d2 0\nq 0 d3 2\n", "q").unwrap();
+        let run = b"q Q0 d2 1 0.7 t\nq Q0 d1 2 0.5 t\nq Q0 d4 3 0.1 t\n";
+        let mut opts = EvalOptions {
+            measures: MeasureSet::parse(&["iprec_at_recall", "11pt_avg"]).unwrap(),
+            per_query: true,
+            ..EvalOptions::default()
+        };
+        let v10 = evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap();
+        opts.version = TrecEvalVersion::V9_0_8;
+        let v9 = evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap();
+        // slots: iprec_at_recall_0.00 .. _1.00, then 11pt_avg
+        assert_eq!(v10.queries[0].values[6], 0.5);
+        assert_eq!(v9.queries[0].values[6], 0.0);
+        assert_eq!(v10.queries[0].values[5], 0.5);
+        assert_eq!(v9.queries[0].values[5], 0.5);
+        assert!(v10.queries[0].values[11] > v9.queries[0].values[11]);
+    }
+
+    #[test]
     fn rank_docs_matches_trec_order_sorted_or_not() {
         let names: Vec<String> = (0..40).map(|i| format!("d{}", i % 17)).collect();
         let scores: Vec<f64> = (0..40).map(|i| ((i * 7) % 5) as f64 * 0.5 - 1.0).collect();
