@@ -179,6 +179,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll: args.num_docs,
         per_query: true,
+        ..EvalOptions::default()
     };
     let mut paths: Vec<&PathBuf> = vec![&args.baseline];
     paths.extend(args.runs.iter());

@@ -33,6 +33,25 @@ pub struct EvalOptions {
     pub num_docs_in_coll: i64,
     /// `-q`: keep per-query values in the [`Evaluation`].
     pub per_query: bool,
+    /// Which trec_eval release's definitions to follow where releases differ (default
+    /// 10.0-rc3, the CLI's; pytrec-eval-terrier builds 9.0.8).
+    pub version: TrecEvalVersion,
+}
+
+/// A trec_eval release whose definitions an evaluation follows where releases differ.
+///
+/// The differences routeval knows of (checked against pytrec-eval-terrier 0.5.11, which
+/// builds trec_eval 9.0.8, on random collections in `crates/python/tests`): `iprec_at_recall`
+/// and `11pt_avg` turn a recall fraction `f` into a count of relevant documents as
+/// `floor(f * num_rel + 0.5)` in 10.0-rc3 and `floor(f * num_rel + 0.9)` in 9.0.8; and 9.0.8's
+/// `all_trec` has no `unj`, `rbp`, `rbp_resid` (a nickname matter, handled by the caller).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrecEvalVersion {
+    /// trec_eval 10.0-rc3 (the `routeval trec` default).
+    #[default]
+    V10,
+    /// trec_eval 9.0.8, as pytrec_eval / pytrec-eval-terrier build it.
+    V9_0_8,
 }
 
 impl Default for EvalOptions {
@@ -45,6 +64,7 @@ impl Default for EvalOptions {
             max_docs_per_topic: usize::MAX,
             num_docs_in_coll: 0,
             per_query: false,
+            version: TrecEvalVersion::V10,
         }
     }
 }
@@ -310,7 +330,10 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
             Rprec => out[0] = m::r_precision(j, level),
             Bpref => out[0] = m::bpref(j, level),
             RecipRank => out[0] = m::reciprocal_rank(j, level),
-            IprecAtRecall => m::iprec_at_recall(j, level, frac(), out),
+            IprecAtRecall => match opts.version {
+                TrecEvalVersion::V10 => m::iprec_at_recall(j, level, frac(), out),
+                TrecEvalVersion::V9_0_8 => m::iprec_at_recall_v9(j, level, frac(), out),
+            },
             P => m::precision(j, level, cut(), out),
             Relstring => relstring = Some(m::relstring(j, frac()[0])),
             Recall => m::recall(j, level, cut(), out),
@@ -318,7 +341,12 @@ pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) 
             GmBpref => out[0] = m::gm_bpref_term(j, level),
             RprecMult => m::rprec_mult(j, level, frac(), out),
             Utility => out[0] = m::utility(j, frac(), opts.num_docs_in_coll),
-            ElevenPtAvg => out[0] = m::eleven_pt_avg(j, level, frac()),
+            ElevenPtAvg => {
+                out[0] = match opts.version {
+                    TrecEvalVersion::V10 => m::eleven_pt_avg(j, level, frac()),
+                    TrecEvalVersion::V9_0_8 => m::eleven_pt_avg_v9(j, level, frac()),
+                }
+            }
             BinG => out[0] = m::bin_g(j, level),
             G => out[0] = m::g_measure(j, &m::Gains::new(j, pairs())),
             Dcg => out[0] = m::dcg_pair(j, &m::Gains::new(j, pairs())).0,
@@ -975,6 +1003,29 @@ mod tests {
         assert_eq!(a.queries.len(), 30);
         assert_eq!(a.queries, b.queries);
         assert_eq!(a.summary, b.summary);
+    }
+
+    #[test]
+    fn trec_eval_9_0_8_rounds_recall_fractions_up_by_0_9() {
+        // 2 relevant documents, one found at rank 2: 10.0 needs round(0.6 * 2 + 0.5) = 1
+        // relevant document for recall 0.6, 9.0.8 needs floor(0.6 * 2 + 0.9) = 2 (values checked
+        // against pytrec-eval-terrier 0.5.11 in crates/python/tests/test_trec.py).
+        let qrels = Qrels::from_bytes(b"q 0 d1 1\nq 0 d2 0\nq 0 d3 2\n", "q").unwrap();
+        let run = b"q Q0 d2 1 0.7 t\nq Q0 d1 2 0.5 t\nq Q0 d4 3 0.1 t\n";
+        let mut opts = EvalOptions {
+            measures: MeasureSet::parse(&["iprec_at_recall", "11pt_avg"]).unwrap(),
+            per_query: true,
+            ..EvalOptions::default()
+        };
+        let v10 = evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap();
+        opts.version = TrecEvalVersion::V9_0_8;
+        let v9 = evaluate_bytes(&qrels, run, "r", &opts, "q").unwrap();
+        // slots: iprec_at_recall_0.00 .. _1.00, then 11pt_avg
+        assert_eq!(v10.queries[0].values[6], 0.5);
+        assert_eq!(v9.queries[0].values[6], 0.0);
+        assert_eq!(v10.queries[0].values[5], 0.5);
+        assert_eq!(v9.queries[0].values[5], 0.5);
+        assert!(v10.queries[0].values[11] > v9.queries[0].values[11]);
     }
 
     #[test]

@@ -149,10 +149,26 @@ pub fn reciprocal_rank_cut(j: &JudgedRanking, level: i64, cutoffs: &[i64], out: 
 /// relevant documents have been seen. With no document retrieved the C code divides 0 by 0
 /// (NaN) for the fractions it reaches; that is kept.
 pub fn iprec_at_recall(j: &JudgedRanking, level: i64, fractions: &[f64], out: &mut [f64]) {
+    iprec_at_recall_rounded(j, level, fractions, 0.5, out)
+}
+
+/// [`iprec_at_recall`] as trec_eval 9.0.8 computes it (pytrec_eval, pytrec-eval-terrier):
+/// the count of relevant documents for fraction `f` is `floor(f * num_rel + 0.9)`.
+pub fn iprec_at_recall_v9(j: &JudgedRanking, level: i64, fractions: &[f64], out: &mut [f64]) {
+    iprec_at_recall_rounded(j, level, fractions, 0.9, out)
+}
+
+fn iprec_at_recall_rounded(
+    j: &JudgedRanking,
+    level: i64,
+    fractions: &[f64],
+    round: f64,
+    out: &mut [f64],
+) {
     out.iter_mut().for_each(|v| *v = 0.0);
     let cutoffs: Vec<i64> = fractions
         .iter()
-        .map(|&f| (f * j.num_rel as f64 + 0.5) as i64)
+        .map(|&f| (f * j.num_rel as f64 + round) as i64)
         .collect();
     let mut cur = cutoffs.len() as i64 - 1;
     while cur >= 0 && cutoffs[cur as usize] > j.num_rel_ret {
@@ -447,9 +463,19 @@ pub fn utility(j: &JudgedRanking, p: &[f64], num_docs_in_coll: i64) -> f64 {
 /// interpolated precision at the given recall fractions (in the order given), with the same
 /// fraction-to-count rounding as [`iprec_at_recall`].
 pub fn eleven_pt_avg(j: &JudgedRanking, level: i64, fractions: &[f64]) -> f64 {
+    eleven_pt_avg_rounded(j, level, fractions, 0.5)
+}
+
+/// [`eleven_pt_avg`] as trec_eval 9.0.8 computes it (pytrec_eval, pytrec-eval-terrier), with
+/// [`iprec_at_recall_v9`]'s rounding `floor(f * num_rel + 0.9)`.
+pub fn eleven_pt_avg_v9(j: &JudgedRanking, level: i64, fractions: &[f64]) -> f64 {
+    eleven_pt_avg_rounded(j, level, fractions, 0.9)
+}
+
+fn eleven_pt_avg_rounded(j: &JudgedRanking, level: i64, fractions: &[f64], round: f64) -> f64 {
     let cutoffs: Vec<i64> = fractions
         .iter()
-        .map(|&f| (f * j.num_rel as f64 + 0.5) as i64)
+        .map(|&f| (f * j.num_rel as f64 + round) as i64)
         .collect();
     let mut cur = cutoffs.len() as i64 - 1;
     while cur >= 0 && cutoffs[cur as usize] > j.num_rel_ret {

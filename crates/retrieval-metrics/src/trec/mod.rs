@@ -35,8 +35,8 @@ pub mod rank;
 pub mod spec;
 
 pub use eval::{
-    EvalOptions, Evaluation, QueryResult, TrecAccumulator, compute_query, evaluate_bytes,
-    evaluate_run,
+    EvalOptions, Evaluation, QueryResult, TrecAccumulator, TrecEvalVersion, compute_query,
+    evaluate_bytes, evaluate_run,
 };
 pub use parse::{Qrels, QueryQrels, Run, RunDoc, RunReader, RunRecord};
 pub use rank::{JudgedRanking, ScoredDoc, rank_by_score, trec_order};

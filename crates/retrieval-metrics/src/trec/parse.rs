@@ -475,6 +475,63 @@ impl Qrels {
         Ok(Qrels { queries, index })
     }
 
+    /// Build qrels in code from `(qid, [(docno, rel)])` groups (pytrec_eval's
+    /// `{qid: {docno: rel}}`), as if each group were read as qrels lines in that order (line
+    /// numbers count from 1 across all groups). Groups with no judgment are left out, as
+    /// pytrec_eval leaves them out. Groups repeating a qid are joined; a docno repeated within
+    /// a query is recorded as a duplicate ([`QueryQrels::duplicate`]), like the text reader.
+    /// Relevance values above [`MAX_REL`] are refused.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a relevance value out of range.
+    pub fn from_judgments<'a, G, J>(groups: G) -> Result<Qrels, Error>
+    where
+        G: IntoIterator<Item = (&'a [u8], J)>,
+        J: IntoIterator<Item = (&'a [u8], i64)>,
+    {
+        let mut recs: Vec<QrelRec<'a>> = Vec::new();
+        let mut line = 0u64;
+        for (qid, judgments) in groups {
+            for (docno, rel) in judgments {
+                line += 1;
+                let rel = check_rel(rel, &rel.to_string()).map_err(|p| {
+                    Error::Invalid(format!(
+                        "query '{}', document '{}': {p}",
+                        String::from_utf8_lossy(qid),
+                        String::from_utf8_lossy(docno)
+                    ))
+                })?;
+                recs.push(QrelRec {
+                    qid,
+                    docno,
+                    rel,
+                    line,
+                });
+            }
+        }
+        recs.sort_by(|a, b| a.qid.cmp(b.qid));
+        let mut queries: Vec<QueryQrels> = Vec::new();
+        let mut i = 0;
+        while i < recs.len() {
+            let mut j = i + 1;
+            while j < recs.len() && recs[j].qid == recs[i].qid {
+                j += 1;
+            }
+            let g = &recs[i..j];
+            queries.push(QueryQrels::build(
+                g[0].qid,
+                g.iter().map(|r| (r.docno, r.rel, r.line)).collect(),
+            ));
+            i = j;
+        }
+        let index = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.qid.clone(), i))
+            .collect();
+        Ok(Qrels { queries, index })
+    }
+
     /// The queries, sorted by qid (byte order).
     pub fn queries(&self) -> &[QueryQrels] {
         &self.queries

@@ -1,0 +1,117 @@
+"""Side-by-side timings of routeval's Python package against the references, in one process.
+
+    python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000]
+
+Needs routeval (pip install ./crates/python), pytrec-eval-terrier and rag-quality-check==0.1.0.
+Prints one line per comparison; results go into benches/python.md by hand, with the
+machine's load noted (timings on a shared machine are noisy).
+"""
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def best_of(n, f):
+    best = float("inf")
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def trec_inputs(n_q, n_d, seed=1):
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(n_q):
+        qid = f"q{q}"
+        docs = [f"doc{q}_{d}" for d in range(n_d)]
+        qrels[qid] = {d: rng.choice([0, 0, 0, 1, 2]) for d in rng.sample(docs, 30)}
+        run[qid] = {d: rng.random() for d in docs}
+    return qrels, run
+
+
+def rag_cases(n, seed=2):
+    rng = random.Random(seed)
+    words = "reset password account billing invoice refund solar power energy capital".split()
+    cases = []
+    for i in range(n):
+        passages = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(5)]
+        cases.append({
+            "query": " ".join(rng.choice(words) for _ in range(5)),
+            "retrieved": [{"id": f"p{i}_{j}", "text": t} for j, t in enumerate(passages)],
+            "relevant": [f"p{i}_{rng.randint(0, 6)}"],
+            "answer": ". ".join(passages[:2]),
+        })
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--queries", type=int, default=30000)
+    ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--cases", type=int, default=20000)
+    a = ap.parse_args()
+
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import routeval"], check=True)
+    spawn = time.perf_counter() - t
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare = time.perf_counter() - t
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import routeval.trec, routeval.rag"],
+                         capture_output=True, text=True, check=True).stderr
+    cum = [int(line.split("|")[1]) for line in out.splitlines() if line.rstrip().endswith(" routeval")]
+    print(f"import routeval: {spawn - bare:.3f} s over a bare interpreter; "
+          f"import routeval.trec, routeval.rag (-X importtime): {cum[-1] / 1e6 if cum else float('nan'):.3f} s")
+
+    import pytrec_eval
+    import rag_quality_check
+    import routeval.rag as rr
+    import routeval.trec as rt
+
+    qrels, run = trec_inputs(a.queries, a.docs)
+    measures = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
+    pe = pytrec_eval.RelevanceEvaluator(qrels, measures)
+    re_ = rt.RelevanceEvaluator(qrels, measures)
+    t_ref = best_of(2, lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
+    t_rv = best_of(2, lambda: re_.evaluate(run))
+    print(f"RelevanceEvaluator.evaluate {a.queries}x{a.docs} dicts: pytrec_eval {t_ref:.2f} s, "
+          f"routeval {t_rv:.2f} s, {t_ref / t_rv:.1f}x")
+    del pe
+
+    with tempfile.TemporaryDirectory() as d:
+        qp, rp = os.path.join(d, "qrels"), os.path.join(d, "run")
+        with open(qp, "w") as f:
+            for q, docs in qrels.items():
+                for doc, r in docs.items():
+                    f.write(f"{q} 0 {doc} {r}\n")
+        with open(rp, "w") as f:
+            for q, docs in run.items():
+                for i, (doc, s) in enumerate(docs.items()):
+                    f.write(f"{q} Q0 {doc} {i + 1} {s!r} t\n")
+
+        def ref_files():
+            pq = pytrec_eval.parse_qrel(open(qp))
+            pr = pytrec_eval.parse_run(open(rp))
+            pytrec_eval.RelevanceEvaluator(pq, measures).evaluate(pr)
+
+        t_ref = best_of(1, ref_files)
+        t_rv = best_of(2, lambda: rt.evaluate_files(qp, rp, measures))
+        print(f"files (parse + evaluate) {a.queries}x{a.docs}: pytrec_eval {t_ref:.2f} s, "
+              f"routeval evaluate_files {t_rv:.2f} s, {t_ref / t_rv:.1f}x")
+
+    cases = rag_cases(a.cases)
+    t_ref = best_of(1, lambda: rag_quality_check.evaluate(cases, k=5))
+    t_rv = best_of(2, lambda: rr.evaluate(cases, k=5))
+    print(f"rag.evaluate {a.cases} cases: rag_quality_check {t_ref:.2f} s, routeval {t_rv:.2f} s, "
+          f"{t_ref / t_rv:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""routeval: evaluate LLM routers and retrievers (Rust inside).
+
+Submodules (imported on first use, so ``import routeval`` stays fast):
+
+* ``routeval.trec``: a drop-in for ``pytrec_eval`` (trec_eval-exact measures), plus
+  ``evaluate_files`` and a picklable, mergeable ``Accumulator`` for sharded runs.
+* ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
+  ``evaluate_case``, the report object).
+* ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
+
+Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
+"""
+
+import importlib
+
+__version__ = "0.1.0"
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where"]
+
+_SUBMODULES = {"trec", "rag", "where"}
+_ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _ERRORS:
+        from . import _native
+
+        return getattr(_native, name)
+    raise AttributeError(f"module 'routeval' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES | _ERRORS)

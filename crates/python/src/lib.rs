@@ -1,0 +1,58 @@
+//! routeval's Python extension module `routeval._native`.
+//!
+//! A thin binding over routeval's library crates: it converts Python values to the crates'
+//! inputs and their typed results back to Python values, and turns every library error into
+//! a Python exception (subclasses of `ValueError`, messages as the CLI prints them). No metric
+//! is computed here; the pure-Python package `routeval` (in `python/routeval/`) gives the
+//! reference libraries' names and return shapes on top of it.
+//!
+//! Panics: the binding returns errors instead of panicking; should a panic happen anyway,
+//! PyO3 turns it into `pyo3_runtime.PanicException` rather than aborting the interpreter.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+mod rag;
+mod trec;
+mod where_;
+
+create_exception!(
+    _native,
+    RoutevalError,
+    PyValueError,
+    "Base class of routeval's errors (a ValueError): bad input, unknown measure, bad query."
+);
+create_exception!(
+    _native,
+    TrecError,
+    RoutevalError,
+    "A TREC evaluation error: unknown measure, bad qrels or run, unreadable file."
+);
+create_exception!(
+    _native,
+    RagError,
+    RoutevalError,
+    "A rag-quality-check error, with the reference's ValueError message."
+);
+create_exception!(
+    _native,
+    WhereError,
+    RoutevalError,
+    "A `where` query error, with the message `routeval filter` prints."
+);
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("RoutevalError", py.get_type::<RoutevalError>())?;
+    m.add("TrecError", py.get_type::<TrecError>())?;
+    m.add("RagError", py.get_type::<RagError>())?;
+    m.add("WhereError", py.get_type::<WhereError>())?;
+    trec::register(m)?;
+    rag::register(m)?;
+    where_::register(m)?;
+
+    Ok(())
+}

@@ -1,0 +1,157 @@
+"""routeval.trec against the real pytrec_eval (pytrec-eval-terrier) on random collections."""
+
+import pathlib
+import pickle
+import random
+
+import pytest
+import routeval.trec as rt
+from conftest import assert_nested_close
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+from trec_cases import MEASURE_SETS, N_COLLECTIONS, case_for_seed, random_collection
+
+
+@pytest.fixture(scope="module")
+def pytrec_results():
+    import pytrec_reference
+
+    return pytrec_reference.reference(range(N_COLLECTIONS), str(pathlib.Path(__file__).parent))
+
+
+@pytest.mark.parametrize("seed", range(N_COLLECTIONS))
+def test_evaluate_matches_pytrec_eval(seed, pytrec_results):
+    qrels, run, measures, level, judged = case_for_seed(seed)
+    want = pytrec_results[seed]
+    ev = rt.RelevanceEvaluator(qrels, measures, level, judged)
+    got = ev.evaluate(run)
+    assert_nested_close(got, want)
+    # pytrec_eval #22: the second call must give the same (cut-offs kept)
+    assert_nested_close(ev.evaluate(run), want)
+
+
+def test_empty_retrieved_query_matches_pytrec_eval():
+    # trec_eval 9.0.8 divides 0 by 0 for iprec_at_recall_0.00 of a query with no document.
+    # pytrec_eval runs in a child process: it crashes on some runs with empty queries.
+    import json
+    import subprocess
+    import sys
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {}}
+    code = (
+        "import json, sys, pytrec_eval; q, r = json.loads(sys.argv[1]); "
+        "print(json.dumps(pytrec_eval.RelevanceEvaluator(q, {'official'}).evaluate(r)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps([qrels, run])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    want = json.loads(out.stdout)
+    got = rt.RelevanceEvaluator(qrels, {"official"}).evaluate(run)
+    assert got["q2"]["iprec_at_recall_0.00"] != got["q2"]["iprec_at_recall_0.00"]  # NaN
+    assert_nested_close(got, want)
+
+
+def test_no_common_query_and_empty_run():
+    ev = rt.RelevanceEvaluator({"q1": {"a": 1}}, {"map"})
+    assert ev.evaluate({}) == {}
+    assert ev.evaluate({"q2": {"a": 1.0}}) == {}
+
+
+def test_errors_are_value_errors():
+    with pytest.raises(rt.TrecError, match="illegal measure 'mapp'"):
+        rt.RelevanceEvaluator({"q": {"a": 1}}, {"mapp"})
+    assert issubclass(rt.TrecError, ValueError)
+    with pytest.raises(ValueError, match="relevance_level"):
+        rt.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=0)
+    with pytest.raises(ValueError, match="NaN"):
+        rt.RelevanceEvaluator({"q": {"a": 1}}, {"map"}).evaluate({"q": {"a": float("nan")}})
+    with pytest.raises(TypeError):
+        rt.RelevanceEvaluator({"q": {"a": 1.5}}, {"map"})
+
+
+def test_supported_measures_match_pytrec_eval():
+    assert rt.supported_measures == set(pytrec_eval.supported_measures)
+    for name in ("official", "all_trec", "set"):
+        assert rt.supported_nicknames[name] == pytrec_eval.supported_nicknames[name]
+
+
+def write_collection(tmp_path, qrels, run):
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    with open(qp, "w", encoding="utf-8") as f:
+        for q, docs in qrels.items():
+            for d, r in docs.items():
+                f.write(f"{q} 0 {d} {r}\n")
+    with open(rp, "w", encoding="utf-8") as f:
+        for q, docs in run.items():
+            for i, (d, s) in enumerate(docs.items()):
+                f.write(f"{q} Q0 {d} {i + 1} {s!r} tag\n")
+    return qp, rp
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_files_and_parsers_match_pytrec_eval(tmp_path, seed):
+    rng = random.Random(1000 + seed)
+    qrels, run = random_collection(rng)
+    qrels = {q: d for q, d in qrels.items() if d}
+    run = {q: d for q, d in run.items() if d}
+    if not qrels or not run:
+        return
+    qp, rp = write_collection(tmp_path, qrels, run)
+    with open(qp, encoding="utf-8") as f:
+        assert rt.parse_qrel(f) == pytrec_eval.parse_qrel(open(qp, encoding="utf-8"))
+    with open(rp, encoding="utf-8") as f:
+        assert rt.parse_run(f) == pytrec_eval.parse_run(open(rp, encoding="utf-8"))
+    measures = {"official", "ndcg_cut.3", "recall.5"}
+    # The dict path is checked against pytrec_eval above; pytrec_eval itself is not called
+    # again in this process (it crashes after a few hundred evaluators).
+    want = rt.RelevanceEvaluator(qrels, measures).evaluate(run)
+    if not set(qrels) & set(run):
+        with pytest.raises(rt.TrecError, match="no query has both"):
+            rt.evaluate_files(qp, rp, measures)
+        return
+    got = rt.evaluate_files(qp, rp, measures, summary=True)
+    summary = got.pop("all")
+    assert_nested_close(got, want)
+    acc = rt.Accumulator(qrels, measures).add(run)
+    assert summary == acc.result()  # bit for bit: both sum in qrels order
+
+
+def test_file_errors_name_file_and_line(tmp_path):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("q1 0 a 1\n")
+    rp.write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 x t\n")
+    with pytest.raises(rt.TrecError, match=r"r:2: "):
+        rt.evaluate_files(qp, rp, ["map"])
+    with pytest.raises(rt.TrecError, match="No such file"):
+        rt.evaluate_files(tmp_path / "missing", rp, ["map"])
+
+
+def test_accumulator_shards_pickle_and_merge():
+    rng = random.Random(7)
+    qrels, run = {}, {}
+    for i in range(60):
+        docs = [f"d{j}" for j in range(30)]
+        qrels[f"q{i:02d}"] = {d: rng.choice([0, 0, 1, 2]) for d in docs}
+        run[f"q{i:02d}"] = {d: rng.random() for d in rng.sample(docs, 20)}
+    measures = ["official", "ndcg_cut_10", "gm_bpref"]
+    one = rt.Accumulator(qrels, measures).add(run)
+    items = list(run.items())
+    rng.shuffle(items)
+    shards = []
+    for k in range(0, len(items), 7):
+        a = rt.Accumulator(qrels, measures).add(dict(items[k : k + 7]))
+        shards.append(pickle.loads(pickle.dumps(a)))
+    total = shards[0]
+    for s in shards[1:]:
+        total.merge(s)
+    assert total.result() == one.result()
+    assert total.per_query() == one.per_query()
+    assert one.per_query() == rt.RelevanceEvaluator(qrels, measures).evaluate(run)
+    with pytest.raises(rt.TrecError, match="added twice"):
+        one.add({"q00": run["q00"]})
