@@ -190,6 +190,55 @@ fn fetch_crb_from_dir_then_eval_without_bank_uses_the_cached_bank_and_native_tok
         "{table}"
     );
 
+    // `crb sweep` without --bank uses the same cached bank (and says so).
+    let scores = tmp.path().join("scores.jsonl");
+    let mut text = String::new();
+    for line in std::fs::read_to_string(src.join("question_bank.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        let v: Value = serde_json::from_str(line).unwrap();
+        text.push_str(&json!({"id": v["id"], "tier_probs": [0.4, 0.3, 0.2, 0.1]}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&scores, text).unwrap();
+    let sweep_args = |bank: Option<&str>| {
+        let mut v = vec![
+            "crb",
+            "sweep",
+            "--scores",
+            scores.to_str().unwrap(),
+            "--thresholds",
+            "0,0.5,1",
+            "--json",
+        ];
+        if let Some(b) = bank {
+            v.extend(["--bank", b]);
+        }
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let args = sweep_args(None);
+    let cached = ok_json(&routeval(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &cache,
+    ));
+    assert!(
+        cached["bank_source"]
+            .as_str()
+            .unwrap()
+            .contains("CommonstackAI/LLMRouterBench@df000711a56b"),
+        "{cached}"
+    );
+    let bank_path = src.join("question_bank.jsonl");
+    let args = sweep_args(Some(bank_path.to_str().unwrap()));
+    let named = ok_json(&routeval(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &cache,
+    ));
+    assert_eq!(cached["points"], named["points"]);
+    assert_eq!(cached["points"].as_array().unwrap().len(), 3);
+
     // --n 50 --seed 7 samples with the cached manifest: equal to the explicit files.
     let sampled = ok_json(&routeval(
         &[
@@ -465,4 +514,23 @@ fn gqr_export_of_an_unbuilt_split_lists_only_its_sources() {
         !err.contains("jigsaw") && !err.contains("banking77"),
         "{err}"
     );
+}
+
+/// `crb sweep` without --bank and without a cached public bank: one line saying how to get one.
+#[test]
+fn crb_sweep_without_bank_or_cache_says_how_to_fetch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scores = tmp.path().join("scores.jsonl");
+    std::fs::write(&scores, "{\"id\": \"a\", \"tier_probs\": [1, 0, 0, 0]}\n").unwrap();
+    let o = routeval(
+        &["crb", "sweep", "--scores", scores.to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no --bank given") && err.contains("routeval data fetch crb"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

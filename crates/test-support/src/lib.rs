@@ -7,11 +7,14 @@
 //!   failures reported with their JSON path;
 //! * [`pydump`]: CPython 3.11's `json.dumps` text of a parsed value (an implementation of its
 //!   own, independent of the product's writers), for byte-for-byte checks;
+//! * [`pyfloat`]: the GQR goldens' `{"repr", "hex"}` float spelling (CPython `repr` and
+//!   `float.hex`), so GQR values go through the same strict comparison;
 //! * [`golden`]: reading golden files and globbing golden folders, with count guards so a
 //!   deleted or emptied file fails the test that reads it.
 
 pub mod golden;
 pub mod json;
 pub mod pydump;
+pub mod pyfloat;
 
 pub use json::{JsonCompare, assert_json_eq, num};

@@ -65,9 +65,10 @@ impl PassRate {
 /// `routeval crb sweep`.
 #[derive(Debug, Args)]
 pub(crate) struct SweepArgs {
-    /// The question bank (JSONL; `-` = stdin), selected as `crb eval` does.
+    /// The question bank (JSONL; `-` = stdin), selected as `crb eval` does (default: the
+    /// public bank installed by `routeval data fetch crb`, with its manifest).
     #[arg(long)]
-    bank: PathBuf,
+    bank: Option<PathBuf>,
     /// Tier probabilities, one `{"id", "tier_probs": [p_low, p_mid, p_mid_high, p_high]}` per
     /// line (`-` = stdin). Each probability must be a finite number in [0, 1]; vectors not
     /// summing to 1 are accepted (noted once).
@@ -304,7 +305,8 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
             "--calibrate-fraction {f}: must be strictly between 0 and 1"
         )));
     }
-    let bank_name = display_name(&a.bank);
+    let choice = crate::crb::resolve_bank(a.bank.as_deref(), s.manifest.as_deref())?;
+    let bank_name = display_name(&choice.bank);
     let omk = on_missing_key(s)?;
     let where_query = match &s.where_ {
         None => None,
@@ -325,8 +327,8 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     };
     // 1. Rows, as `crb eval` selects and validates them.
     let (rows, sample_mode, _quotas) = crate::crb::select_bank_rows(
-        &a.bank,
-        s.manifest.as_deref(),
+        &choice.bank,
+        choice.manifest.as_deref(),
         s.n,
         s.seed,
         &s.benchmarks,
@@ -623,6 +625,9 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     let out = if s.json {
         let mut o = Map::new();
         o.insert("bank".into(), json!(bank_name));
+        if let Some(p) = &choice.public {
+            o.insert("bank_source".into(), json!(p));
+        }
         o.insert("scores".into(), json!(scores_name));
         o.insert("sample_mode".into(), json!(sample_mode));
         o.insert(
@@ -675,6 +680,9 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
                 "all selected rows"
             }
         );
+        if let Some(p) = &choice.public {
+            let _ = writeln!(t, "{p}");
+        }
         let _ = writeln!(
             t,
             "{:>10} {:>9} {:>9} {:>9} {:>9} {:>12}  {:>5} {:>5} {:>5} {:>5}",
