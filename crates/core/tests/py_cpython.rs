@@ -36,11 +36,16 @@ fn float_repr_and_json_float_match_cpython() {
 fn check_ranges(ranges: &Value, pred: fn(char) -> bool, name: &str) {
     let mut want = vec![false; 0x110000];
     for r in ranges.as_array().unwrap() {
-        let (lo, hi) = (r[0].as_u64().unwrap() as usize, r[1].as_u64().unwrap() as usize);
+        let (lo, hi) = (
+            r[0].as_u64().unwrap() as usize,
+            r[1].as_u64().unwrap() as usize,
+        );
         want[lo..=hi].fill(true);
     }
     for (cp, &want) in want.iter().enumerate() {
-        let Some(c) = char::from_u32(cp as u32) else { continue };
+        let Some(c) = char::from_u32(cp as u32) else {
+            continue;
+        };
         assert!(pred(c) == want, "{name}(U+{cp:04X}): want {want}");
     }
 }
@@ -52,7 +57,11 @@ fn is_space_matches_cpython_isspace_for_every_code_point() {
 
 #[test]
 fn is_printable_matches_cpython_isprintable_for_every_code_point() {
-    check_ranges(&vectors()["printable_ranges"], is_printable, "str.isprintable");
+    check_ranges(
+        &vectors()["printable_ranges"],
+        is_printable,
+        "str.isprintable",
+    );
 }
 
 #[test]
@@ -68,7 +77,11 @@ fn string_functions_match_cpython() {
         assert_eq!(out, s(&c["json_ascii"]), "json.dumps({text:?})");
         out.clear();
         write_json_str(&mut out, text, false);
-        assert_eq!(out, s(&c["json"]), "json.dumps({text:?}, ensure_ascii=False)");
+        assert_eq!(
+            out,
+            s(&c["json"]),
+            "json.dumps({text:?}, ensure_ascii=False)"
+        );
     }
 }
 
@@ -91,9 +104,21 @@ fn value_forms_match_cpython() {
             )
         };
         assert_eq!(dump(false, false, None), s(&c["dumps"]), "dumps({text})");
-        assert_eq!(dump(true, false, None), s(&c["dumps_ascii"]), "dumps({text})");
-        assert_eq!(dump(false, true, Some(2)), s(&c["dumps_sorted_indent2"]), "{text}");
-        assert_eq!(dump(true, false, Some(4)), s(&c["dumps_ascii_indent4"]), "{text}");
+        assert_eq!(
+            dump(true, false, None),
+            s(&c["dumps_ascii"]),
+            "dumps({text})"
+        );
+        assert_eq!(
+            dump(false, true, Some(2)),
+            s(&c["dumps_sorted_indent2"]),
+            "{text}"
+        );
+        assert_eq!(
+            dump(true, false, Some(4)),
+            s(&c["dumps_ascii_indent4"]),
+            "{text}"
+        );
         if let Value::Number(n) = &value {
             assert_eq!(number_text(n), s(&c["dumps"]), "number {text}");
         }
@@ -106,6 +131,11 @@ fn numpy_sum_matches_numpy() {
     for c in v["numpy_sum"].as_array().unwrap() {
         let xs: Vec<f64> = c["bits"].as_array().unwrap().iter().map(f).collect();
         let got = numpy_sum(&xs);
-        assert_eq!(got.to_bits(), f(&c["sum"]).to_bits(), "np.sum of {} values", xs.len());
+        assert_eq!(
+            got.to_bits(),
+            f(&c["sum"]).to_bits(),
+            "np.sum of {} values",
+            xs.len()
+        );
     }
 }
