@@ -7,7 +7,9 @@
 //! leaves at most that `.part` file (resumed by the next run with `Range: bytes=N-`), and a
 //! checksum mismatch deletes it. The final rename is atomic on one filesystem.
 
-use std::fs::{self, File, OpenOptions};
+#[cfg(feature = "http")]
+use std::fs::OpenOptions;
+use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 #[cfg(feature = "http")]
