@@ -18,8 +18,8 @@ use crate::child::LineChild;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, Quotas, SampleError, check_row, check_sample_size, filter_rows,
-    id_repr, published_manifest, read_bank, select_sample,
+    BankReader, BankRow, CheckedRow, Manifest, Quotas, SampleError, check_row, check_sample_size,
+    filter_rows, id_repr, published_manifest, read_bank, select_sample,
 };
 use routeval_core::Tier;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
@@ -200,6 +200,33 @@ fn parse_tier(s: &str) -> Option<Tier> {
     Tier::from_name(s).or_else(|| s.parse::<i64>().ok().and_then(Tier::from_id))
 }
 
+/// A JSON object's members in file order, repeated keys kept (a `Value` would silently keep
+/// only the last one).
+struct ObjectEntries(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for ObjectEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ObjectEntries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ObjectEntries, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = map.next_entry::<String, Value>()? {
+                    out.push(kv);
+                }
+                Ok(ObjectEntries(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// Load a predictions file: a JSON object `id → entry` or JSONL lines `{"id", "tier_id"|"tier", "usage"?}`.
 /// Also returns the ids in file order (to report those that match no evaluated row).
 fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure> {
@@ -224,10 +251,22 @@ fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure
         }
         PredictionMap::parse_entry(id, v).map_err(|e| e.to_string())
     };
-    if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
+    if let Ok(ObjectEntries(m)) = serde_json::from_slice::<ObjectEntries>(&bytes) {
+        let mut seen = std::collections::HashSet::new();
+        let mut repeated: (usize, Option<String>) = (0, None);
         for (k, v) in &m {
             pm.insert(k.clone(), entry(k, v).map_err(|e| bad(None, e))?);
-            ids.push(k.clone());
+            if seen.insert(k.as_str()) {
+                ids.push(k.clone());
+            } else {
+                repeated.0 += 1;
+                repeated.1.get_or_insert_with(|| k.clone());
+            }
+        }
+        if let (n, Some(id)) = repeated {
+            eprintln!(
+                "warning: {name}: {n} repeated id(s), first {id}; the last prediction of each id is used"
+            );
         }
         return Ok((pm, ids));
     }
@@ -410,6 +449,25 @@ fn read_tokenizer_files(
     files
 }
 
+/// The stderr summary of a run with predictor errors: how many rows, and the first row's id
+/// and cause (`None` when every row has a prediction).
+fn predictor_error_summary(
+    predictions: &[Result<TierPrediction, String>],
+    checked: &[CheckedRow],
+) -> Option<String> {
+    let n = predictions.iter().filter(|p| p.is_err()).count();
+    let (i, why) = predictions
+        .iter()
+        .enumerate()
+        .find_map(|(i, p)| p.as_ref().err().map(|e| (i, e)))?;
+    let id = checked.get(i).map(|c| id_repr(&c.id)).unwrap_or_default();
+    Some(format!(
+        "warning: {n} of {} row(s) had predictor errors (first, row {id}: {})",
+        predictions.len(),
+        crate::child::clip(why)
+    ))
+}
+
 fn eval(a: EvalArgs) -> CmdResult {
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = TokenizerSetup::parse(&a.tokenizer_setup).ok_or_else(|| {
@@ -466,7 +524,18 @@ fn eval(a: EvalArgs) -> CmdResult {
     let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
     let predictions = {
         let spec = a.predictor.as_str();
-        if let Some(cmd) = spec.strip_prefix("cmd:") {
+        if spec == "llm" {
+            let mut p = llm::LlmPredictor::new(&a.llm)?;
+            let out = p.predict_batch(&values);
+            let (failed, first) = p.transport_failures();
+            if failed > 0 && failed == values.len() && !a.llm.allow_errors {
+                return Err(Failure::bad_input(format!(
+                    "--predictor llm: all {failed} row(s) failed to get an answer from the server (first: {}); nothing to score (--allow-errors scores them as predictor errors)",
+                    first.unwrap_or_default()
+                )));
+            }
+            out
+        } else if let Some(cmd) = spec.strip_prefix("cmd:") {
             let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
             CommandPredictor::spawn(cmd, a.cmd_timeout)?.run(&values, &ids)?
         } else {
@@ -484,8 +553,6 @@ fn eval(a: EvalArgs) -> CmdResult {
                     warnings.push(w);
                 }
                 Box::new(pm)
-            } else if spec == "llm" {
-                Box::new(llm::LlmPredictor::new(&a.llm)?)
             } else {
                 return Err(Failure::bad_input(format!(
                     "--predictor: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
@@ -494,6 +561,9 @@ fn eval(a: EvalArgs) -> CmdResult {
             p.predict_batch(&values)
         }
     };
+    if let Some(w) = predictor_error_summary(&predictions, &checked) {
+        eprintln!("{w}");
+    }
     let missing = predictions
         .iter()
         .filter(|p| matches!(p, Err(e) if e.starts_with("no prediction for row id")))

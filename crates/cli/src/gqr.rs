@@ -484,6 +484,8 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
     let name = display_name(path);
     let reader = open_input(path)?;
     let mut preds = HashMap::new();
+    // Repeated ids: how many, and the first (id, line); the last line of an id wins.
+    let mut repeated: (usize, Option<(String, u64)>) = (0, None);
     for (i, line) in reader.split(b'\n').enumerate() {
         let ln = i as u64 + 1;
         let line =
@@ -511,10 +513,14 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
                 ))
             })?;
         if preds.insert(id.to_string(), (label, ln)).is_some() {
-            return Err(Failure::bad_input(format!(
-                "{name}:{ln}: duplicate id {id:?}"
-            )));
+            repeated.0 += 1;
+            repeated.1.get_or_insert((id.to_string(), ln));
         }
+    }
+    if let (n, Some((id, ln))) = repeated {
+        eprintln!(
+            "warning: {name}: {n} repeated id(s), first {id:?} at line {ln}; the last prediction of each id is used"
+        );
     }
     Ok(preds)
 }

@@ -13,6 +13,7 @@ mod filter;
 mod frontier;
 mod gate;
 mod gqr;
+mod http;
 mod input;
 mod numarg;
 mod output;

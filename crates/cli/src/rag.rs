@@ -596,7 +596,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         {
             let var = args.embed_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
             let key = std::env::var(var).ok().filter(|k| !k.is_empty());
-            embedder = Some(Box::new(embed::HttpEmbedder::new(embed::HttpConfig {
+            let http = embed::HttpEmbedder::new(embed::HttpConfig {
                 url: url.clone(),
                 model: model.clone(),
                 key,
@@ -604,7 +604,11 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
                 timeout,
                 retries: retries as u32,
                 backoff: Duration::from_millis(backoff),
-            })));
+            });
+            match http {
+                Ok(h) => embedder = Some(Box::new(h)),
+                Err(msg) => return usage_error(&msg),
+            }
         }
         #[cfg(not(feature = "embed-http"))]
         {

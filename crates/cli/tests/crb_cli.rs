@@ -559,8 +559,12 @@ fn command_predictor_desync_start_failure_and_bad_answers() {
     let warns: Vec<&str> = err
         .lines()
         .filter(|l| l.contains("unreadable answer \"2.5\""))
+        .filter(|l| !l.contains("had predictor errors"))
         .collect();
     assert_eq!(warns.len(), rows, "{err}");
+    // Plus the run's summary: how many rows failed, and the first cause.
+    let summary = format!("warning: {rows} of {rows} row(s) had predictor errors (first, row ");
+    assert!(err.contains(&summary), "{err}");
     assert!(
         warns[0].starts_with("warning: ") && warns[0].contains("row "),
         "{err}"

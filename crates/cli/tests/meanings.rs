@@ -103,6 +103,92 @@ fn crb_repeated_prediction_ids_warn() {
     );
 }
 
+#[test]
+fn crb_repeated_ids_in_a_json_object_file_warn() {
+    let bank = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb/bank.jsonl");
+    let d = tempfile::tempdir().unwrap();
+    // serde_json (as Python's json.load) keeps only the last value of a repeated key: the
+    // repetition must still be reported.
+    std::fs::write(
+        d.path().join("p.json"),
+        "{\"swebench_paging-1_step_2\": 3, \"swebench_paging-1_step_1\": 3,\n \"swebench_paging-1_step_2\": 1, \"swebench_paging-1_step_1\": 0, \"swebench_paging-1_step_2\": 2}",
+    )
+    .unwrap();
+    let args = [
+        "crb",
+        "eval",
+        "--bank",
+        bank.to_str().unwrap(),
+        "--predictor",
+        "file:p.json",
+        "--tokenizer-setup",
+        "all_cl100k",
+        "--json",
+    ];
+    let o = routeval_in(d.path(), &args, b"");
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let warn: Vec<&str> = e.lines().filter(|l| l.contains("repeated id")).collect();
+    assert_eq!(warn.len(), 1, "{e}");
+    assert!(
+        warn[0].contains("p.json: 3 repeated id(s), first swebench_paging-1_step_2;"),
+        "{e}"
+    );
+    // The last value of each id is used.
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pred = |id: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["pred_tier_id"].clone())
+    };
+    assert_eq!(pred("swebench_paging-1_step_1"), Some(serde_json::json!(0)));
+    assert_eq!(pred("swebench_paging-1_step_2"), Some(serde_json::json!(2)));
+}
+
+#[test]
+fn gqr_repeated_prediction_ids_warn() {
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path().join("build");
+    std::fs::create_dir(&b).unwrap();
+    verified_build(&b);
+    std::fs::write(
+        d.path().join("p.jsonl"),
+        "{\"id\": \"id_test/law/0\", \"label\": 1}\n\
+         {\"id\": \"id_test/finance/0\", \"label\": 1}\n\
+         {\"id\": \"ood_test/jigsaw/0\", \"label\": 3}\n\
+         {\"id\": \"id_test/law/0\", \"label\": 0}\n\
+         {\"id\": \"ood_test/jigsaw/0\", \"label\": 3}\n",
+    )
+    .unwrap();
+    let o = routeval_in(
+        d.path(),
+        &[
+            "gqr",
+            "score",
+            "--predictions",
+            "p.jsonl",
+            "--build-dir",
+            b.to_str().unwrap(),
+            "--json",
+        ],
+        b"",
+    );
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let warn: Vec<&str> = e.lines().filter(|l| l.contains("repeated id")).collect();
+    assert_eq!(warn.len(), 1, "{e}");
+    assert!(
+        warn[0].contains("p.jsonl: 2 repeated id(s), first \"id_test/law/0\" at line 4"),
+        "{e}"
+    );
+    // The last line of an id wins: every prediction is then right.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.is_empty());
+}
+
 /// A build with real row counts and blake3 values.
 fn verified_build(dir: &Path) {
     let id = "{\"id\": \"id_test/law/0\", \"text\": \"a contract\", \"label\": 0, \"domain\": \"law\", \"dataset\": \"law\"}\n\
@@ -240,4 +326,87 @@ fn trec_json_nosummary_omits_all() {
     let out = trec(&["--json", "-q", "-m", "P.5"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v.get("all").is_some(), "{v}");
+}
+
+/// `trec` on inputs where trec_eval 10.0 itself crashes (so no reference output exists); the
+/// expected values are computed by hand below.
+fn trec_on(qrels: &str, run: &str, args: &[&str]) -> String {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("qrels"), qrels).unwrap();
+    std::fs::write(d.path().join("run"), run).unwrap();
+    let mut all = vec!["trec", "-q"];
+    all.extend_from_slice(args);
+    all.extend(["qrels", "run"]);
+    let o = routeval_in(d.path(), &all, b"");
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn value(out: &str, measure: &str, qid: &str) -> String {
+    out.lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f[0].trim() == measure && f[1] == qid)
+        .map(|f| f[2].to_string())
+        .unwrap_or_else(|| panic!("no {measure} {qid} in\n{out}"))
+}
+
+#[test]
+fn trec_first_query_with_only_negative_judgments() {
+    // q1 (evaluated first) has only negative judgments: no relevant document, every measure 0,
+    // and it still counts in the averages. q2: its one relevant document at rank 1.
+    let qrels = "q1 0 d1 -1\nq1 0 d2 -2\nq2 0 d1 1\nq2 0 d3 0\n";
+    let run = "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d1 1 2.0 r\nq2 Q0 d3 2 1.0 r\n";
+    let args = [
+        "-m",
+        "map",
+        "-m",
+        "P.2",
+        "-m",
+        "ndcg",
+        "-m",
+        "num_rel",
+        "-m",
+        "num_ret",
+        "-m",
+        "recip_rank",
+        "-m",
+        "bpref",
+    ];
+    let out = trec_on(qrels, run, &args);
+    for (m, q1, q2, all) in [
+        ("num_ret", "2", "2", "4"),
+        ("num_rel", "0", "1", "1"),
+        ("map", "0.0000", "1.0000", "0.5000"),
+        ("recip_rank", "0.0000", "1.0000", "0.5000"),
+        ("P_2", "0.0000", "0.5000", "0.2500"),
+        ("ndcg", "0.0000", "1.0000", "0.5000"),
+        ("bpref", "0.0000", "1.0000", "0.5000"),
+    ] {
+        assert_eq!(value(&out, m, "q1"), q1, "{m} q1\n{out}");
+        assert_eq!(value(&out, m, "q2"), q2, "{m} q2\n{out}");
+        assert_eq!(value(&out, m, "all"), all, "{m} all\n{out}");
+    }
+}
+
+#[test]
+fn trec_dcg_and_ideal_dcg_together() {
+    // Ranking d2 (rel 1), d3 (rel 0), d1 (rel 2); gain = relevance level, discount log2(rank+1)
+    // from rank 1 (m_ndcg.c):
+    //   dcg       = 1/log2(2) + 0 + 2/log2(4)  = 1 + 1           = 2.0000
+    //   ideal_dcg = 2/log2(2) + 1/log2(3)      = 2 + 0.63093     = 2.6309
+    // With gains 1=3,2=5: dcg = 3 + 5/2 = 5.5000, ideal = 5 + 3/log2(3) = 6.8928.
+    let qrels = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\n";
+    let run = "q1 Q0 d2 1 3 r\nq1 Q0 d3 2 2 r\nq1 Q0 d1 3 1 r\n";
+    let out = trec_on(qrels, run, &["-m", "dcg", "-m", "ideal_dcg"]);
+    assert_eq!(value(&out, "dcg", "q1"), "2.0000", "{out}");
+    assert_eq!(value(&out, "ideal_dcg", "q1"), "2.6309", "{out}");
+    assert_eq!(value(&out, "dcg", "all"), "2.0000", "{out}");
+    assert_eq!(value(&out, "ideal_dcg", "all"), "2.6309", "{out}");
+    let out = trec_on(
+        qrels,
+        run,
+        &["-m", "dcg.1=3,2=5", "-m", "ideal_dcg.1=3,2=5"],
+    );
+    assert_eq!(value(&out, "dcg_1=3,2=5", "q1"), "5.5000", "{out}");
+    assert_eq!(value(&out, "ideal_dcg_1=3,2=5", "q1"), "6.8928", "{out}");
 }

@@ -745,8 +745,15 @@ fn http_embedder_gives_up_after_retries() {
     let out = http_run(&m, &["--embed-retries", "2"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr).to_string();
+    // Two retry lines, then the error.
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
     assert!(
-        err.starts_with("routeval rag: error: embedding failed: HTTP 500 from "),
+        lines[0].starts_with("routeval rag: retrying in 0.0 s after HTTP 500 (attempt 2 of 3)"),
+        "{err}"
+    );
+    assert!(
+        lines[2].starts_with("routeval rag: error: embedding failed: HTTP 500 from "),
         "{err}"
     );
     assert!(err.contains("(after 3 attempt(s))"), "{err}");

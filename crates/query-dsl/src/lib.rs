@@ -33,7 +33,7 @@ pub mod route;
 
 pub use doc::{Doc, DocTooLarge};
 pub use error::QueryError;
-pub use pyre::PyRegex;
+pub use pyre::{ATOMIC_HAYSTACK_LIMIT, BACKTRACK_LIMIT, PyRegex};
 pub use pyvalue::{py_eq, py_float_repr, py_str, py_type_name, to_python_json};
 pub use query::{OnMissingKey, Path, Query, Resolved};
 /// The `serde_json` this crate evaluates on (with `preserve_order`), for callers' convenience.

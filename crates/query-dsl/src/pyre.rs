@@ -42,6 +42,18 @@ const M_WB: char = '\u{F8F0}';
 const M_NWB: char = '\u{F8F1}';
 const M_WBA: char = '\u{F8F2}';
 const M_NWBA: char = '\u{F8F3}';
+/// Opens an atomic group (`(?>`; `(?:` in the relaxed prefilter, see [`PyRegex::search`]).
+const M_ATOM: char = '\u{F8F4}';
+
+/// Longest haystack (bytes) searched with a pattern holding an atomic group or a possessive
+/// quantifier when the linear prefilter cannot rule a match out: the backtracking engine
+/// retries the group at every start position, so its time grows with the square of the text
+/// length (as Python's does).
+pub const ATOMIC_HAYSTACK_LIMIT: usize = 10_000;
+
+/// The backtracking engine's limit per search (backtracks); beyond it the search fails with
+/// a `regex_limit` error instead of running for ever.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
 /// Python's `str.isspace()` set, as the inside of a regex class.
 const PY_SPACE: &str = r"\x{9}-\x{D}\x{1C}-\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}";
@@ -63,6 +75,12 @@ pub struct PyRegex {
     empty: Option<fancy_regex::Regex>,
     /// Plain literal patterns (`abc`, `^abc`): searched without the engine.
     literal: Option<(bool, String)>,
+    /// With atomic groups or possessive quantifiers: the pattern with them made ordinary, in
+    /// the linear engine when it can take it. It matches whenever the pattern does (atomic
+    /// groups only remove matches), so "no match" there is final.
+    relaxed: Option<regex::Regex>,
+    /// Whether the pattern holds an atomic group or a possessive quantifier.
+    atomic: bool,
 }
 
 impl PartialEq for PyRegex {
@@ -82,6 +100,7 @@ impl PyRegex {
         let compile = |text: &str| {
             fancy_regex::RegexBuilder::new(text)
                 .delegate_size_limit(50 << 20)
+                .backtrack_limit(BACKTRACK_LIMIT)
                 .build()
                 .map_err(|e| format!("the regex engine cannot honour this pattern: {e}"))
         };
@@ -105,12 +124,23 @@ impl PyRegex {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/' | ':' | ',')))
         .then(|| (pattern.starts_with('^'), body.to_string()));
+        let atomic = t.text.contains(M_ATOM);
+        let relaxed = if atomic {
+            regex::RegexBuilder::new(&t.relaxed(Variant::Fast))
+                .size_limit(50 << 20)
+                .build()
+                .ok()
+        } else {
+            None
+        };
         Ok(PyRegex {
             pattern: pattern.to_string(),
             fast,
             exact,
             empty,
             literal,
+            relaxed,
+            atomic,
         })
     }
 
@@ -122,7 +152,10 @@ impl PyRegex {
     /// `re.search(pattern, haystack) is not None`.
     ///
     /// # Errors
-    /// The engine's message when its backtracking limit is exceeded (Python would keep going).
+    /// The engine's message when its backtracking limit ([`BACKTRACK_LIMIT`]) is exceeded
+    /// (Python would keep going), and a message naming the limit when a pattern with an
+    /// atomic group or possessive quantifier would search more than [`ATOMIC_HAYSTACK_LIMIT`]
+    /// bytes in quadratic time.
     pub fn search(&self, haystack: &str) -> Result<bool, String> {
         if let Some((anchored, lit)) = &self.literal {
             return Ok(if *anchored {
@@ -138,6 +171,20 @@ impl PyRegex {
         } else {
             self.exact.as_ref().unwrap_or(&self.fast)
         };
+        if self.atomic {
+            if std::ptr::eq(re, &self.fast)
+                && let Some(pre) = &self.relaxed
+                && !pre.is_match(haystack)
+            {
+                return Ok(false);
+            }
+            if haystack.len() > ATOMIC_HAYSTACK_LIMIT {
+                return Err(format!(
+                    "an atomic group or possessive quantifier searched over {} bytes (limit {ATOMIC_HAYSTACK_LIMIT}): the search time grows with the square of the length",
+                    haystack.len()
+                ));
+            }
+        }
         re.is_match(haystack).map_err(|e| e.to_string())
     }
 }
@@ -154,6 +201,14 @@ struct Translated {
 }
 
 impl Translated {
+    /// [`Translated::variant`] with atomic groups made ordinary groups.
+    fn relaxed(&self, v: Variant) -> String {
+        Translated {
+            text: self.text.replace(M_ATOM, "(?:"),
+        }
+        .variant(v)
+    }
+
     fn variant(&self, v: Variant) -> String {
         const ASCII_WORD: &str = "[0-9A-Za-z_]";
         let boundary = |w: &str, negated: bool| {
@@ -174,6 +229,7 @@ impl Translated {
                 (M_WB | M_WBA, _) => out.push_str(r"\b"),
                 (M_NWB | M_NWBA, Variant::Empty) => out.push_str(r"[^\s\S]"),
                 (M_NWB | M_NWBA, _) => out.push_str(r"\B"),
+                (M_ATOM, _) => out.push_str("(?>"),
                 _ => out.push(c),
             }
         }
@@ -585,7 +641,7 @@ impl Parser {
                         // optional (tried first when greedy), as Python's matcher does.
                         let text = match (min, lazy, possessive) {
                             (0, true, _) => format!("(?:|{})", last.text),
-                            (0, _, true) => format!("(?>{}|)", last.text),
+                            (0, _, true) => format!("{M_ATOM}{}|)", last.text),
                             (0, _, _) => format!("(?:{}|)", last.text),
                             _ => last.text,
                         };
@@ -609,7 +665,7 @@ impl Parser {
                     let text = if lazy {
                         format!("{base}?")
                     } else if possessive {
-                        format!("(?>{base})")
+                        format!("{M_ATOM}{base})")
                     } else {
                         base
                     };
@@ -847,7 +903,7 @@ impl Parser {
             self.widths[g - 1] = Some((inner.lo, inner.hi));
             format!("({})", inner.text)
         } else if atomic {
-            format!("(?>{})", inner.text)
+            format!("{M_ATOM}{})", inner.text)
         } else {
             let open = match (flags.rust_i(), sub_flags.rust_i()) {
                 (false, true) => "(?i:",
@@ -1236,6 +1292,34 @@ fn apply_scoped(mut f: Flags, add: &[char], del: &[char]) -> Flags {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn atomic_groups_on_long_strings_are_bounded() {
+        // No match possible: the linear prefilter answers at once, at any length.
+        let long = "a".repeat(200_000);
+        for p in ["(?>a+)b", "a++b", "x(?>a*)", "(?>a|ab)+c"] {
+            let re = PyRegex::new(p).unwrap();
+            let t = std::time::Instant::now();
+            assert_eq!(re.search(&long), Ok(false), "{p}");
+            assert!(t.elapsed().as_secs_f64() < 5.0, "{p}");
+        }
+        // The prefilter cannot decide (`a+a` matches, `(?>a+)a` never does): short texts are
+        // searched, long ones are a clear error instead of quadratic time.
+        let re = PyRegex::new("(?>a+)a").unwrap();
+        assert_eq!(re.search(&"a".repeat(1000)), Ok(false));
+        let e = re.search(&long).unwrap_err();
+        assert!(e.contains("200000 bytes (limit 10000)"), "{e}");
+        // Where the prefilter finds a candidate, a long text is refused too (the engine's
+        // time cannot be bounded beforehand); short ones are searched, atomic semantics kept.
+        let re = PyRegex::new("(?>a+)b").unwrap();
+        assert!(re.search(&format!("{long}b")).is_err());
+        assert_eq!(re.search(&format!("{}b", &long[..9000])), Ok(true));
+        assert_eq!(PyRegex::new("a++").unwrap().search(&long[..5000]), Ok(true));
+        assert!(search("(?>ab|a)c", "abc"));
+        assert!(!search("(?>a|ab)c", "abc"));
+        assert!(!search("a*+a", "aaa"));
+        assert!(search("[(?>]", ">"));
+    }
 
     fn search(p: &str, s: &str) -> bool {
         PyRegex::new(p)

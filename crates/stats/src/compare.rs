@@ -12,7 +12,7 @@
 //! is written as `null`.
 
 use crate::StatsError;
-use crate::bootstrap::bootstrap_ci_multi;
+use crate::bootstrap::bootstrap_ci_multi_counts;
 use crate::multitest::{Correction, adjust};
 use crate::paired::{PairedTest, cohens_dz, mean, wins_ties_losses};
 use rayon::prelude::*;
@@ -349,17 +349,22 @@ pub fn compare_systems(
             }
         }
         let nf = n_units as f64;
-        bootstrap_ci_multi(
+        // Draw counts per query, then one sequential pass over the unit-major matrix.
+        bootstrap_ci_multi_counts(
             n_units,
             opts.ci_replicates,
             opts.seed,
             level,
             k,
-            |idx, out| {
+            |counts, out| {
                 out.fill(0.0);
-                for &u in idx {
+                for (u, &c) in counts.iter().enumerate() {
+                    if c == 0 {
+                        continue;
+                    }
+                    let w = f64::from(c);
                     for (o, v) in out.iter_mut().zip(&rows[u * k..(u + 1) * k]) {
-                        *o += v;
+                        *o += w * v;
                     }
                 }
                 if n_units == 0 {

@@ -3,11 +3,16 @@
 //! bar on stderr and an on-disk reply cache keyed by blake3(model, prompt).
 //!
 //! Prompt, request body and reply parsing are the reference's (see
-//! `routeval_routing_scores::crb::classifier`). Retries: timeouts and connection errors, and
-//! HTTP 408/429/500/502/503/504, up to `--llm-max-attempts` attempts, sleeping
-//! `backoff * 2^(attempt-1)` seconds between them; other statuses fail at once.
+//! `routeval_routing_scores::crb::classifier`). HTTP goes through [`crate::http::Client`]:
+//! retries on timeouts, connection errors, cut reply bodies and HTTP 408/429/500/502/503/504
+//! (the reference's list), up to `--llm-max-attempts` attempts, sleeping
+//! `backoff * 2^(attempt-1)` seconds between them (or the server's sanitised `Retry-After`),
+//! one stderr line per retry; a bad URL, an unknown host, a refused redirect and other statuses
+//! fail at once. The API key (optional: a server that needs none works without it) is
+//! redacted from every error, row and cache entry.
 
 use crate::common::Failure;
+use crate::http::{Client, HttpError, Policy, redact, redact_value};
 use clap::Args;
 use routeval_routing_scores::crb::classifier::{
     ClassifierConfig, SystemPromptCache, chat_completions_url, http_error_message,
@@ -15,10 +20,9 @@ use routeval_routing_scores::crb::classifier::{
 };
 use routeval_routing_scores::crb::records::{TierPrediction, TierPredictor};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// Options of the `llm` predictor.
 #[derive(Debug, Clone, Args)]
@@ -29,13 +33,20 @@ pub(crate) struct LlmArgs {
     /// Model id sent in each request.
     #[arg(long)]
     pub(crate) llm_model: Option<String>,
-    /// Environment variable holding the API key (sent as `Authorization: Bearer …`).
+    /// Environment variable holding the API key (sent as `Authorization: Bearer …`; unset or
+    /// empty = no key, for servers that need none).
     #[arg(long, default_value = "OPENAI_API_KEY")]
     pub(crate) llm_key_env: String,
+    /// Score even when every row failed to reach the server (each counts as a predictor
+    /// error); without it such a run exits 2.
+    #[arg(long)]
+    pub(crate) allow_errors: bool,
     /// Requests in flight at once (1..=10000).
     #[arg(long, default_value = "4", value_parser = crate::numarg::count_usize, allow_hyphen_values = true)]
     pub(crate) concurrency: usize,
-    /// Directory caching replies by blake3(model, prompt); a re-run makes no request.
+    /// Directory caching replies by blake3(model, prompt); a re-run makes no request. Created
+    /// if missing; one that cannot be written is an error (exit 2); an entry that fails
+    /// validation is named on stderr and asked again.
     #[arg(long)]
     pub(crate) cache_dir: Option<PathBuf>,
     /// Attempts per request (the reference's `max_attempts`, 1..=10000).
@@ -62,15 +73,14 @@ pub(crate) struct LlmArgs {
 /// The classifier client.
 pub(crate) struct LlmPredictor {
     url: String,
-    key: String,
     cfg: ClassifierConfig,
     concurrency: usize,
     cache_dir: Option<PathBuf>,
-    max_attempts: u32,
-    backoff: f64,
-    agent: ureq::Agent,
-    /// Requests actually sent (for tests and the summary).
-    pub(crate) requests_sent: AtomicUsize,
+    client: Client,
+    /// Rows whose request never got an answer (transport failures, HTTP errors).
+    transport_failures: AtomicUsize,
+    /// The first transport failure's text.
+    first_transport: Mutex<Option<String>>,
 }
 
 impl LlmPredictor {
@@ -83,16 +93,25 @@ impl LlmPredictor {
             .llm_model
             .as_deref()
             .ok_or_else(|| Failure::bad_input("--predictor llm needs --llm-model"))?;
-        let key = std::env::var(&a.llm_key_env).map_err(|_| {
-            Failure::bad_input(format!(
-                "--predictor llm: environment variable {} is not set",
-                a.llm_key_env
-            ))
-        })?;
+        let key = std::env::var(&a.llm_key_env).ok().filter(|k| !k.is_empty());
         if a.llm_max_attempts < 1 {
             return Err(Failure::bad_input(
                 "--llm-max-attempts: max_attempts must be >= 1",
             ));
+        }
+        let url = crate::http::check_url(url.trim())
+            .and_then(|_| {
+                let full = chat_completions_url(url);
+                crate::http::check_url(&full).map(|_| full)
+            })
+            .map_err(|e| {
+                Failure::bad_input(crate::http::redact(
+                    &format!("--llm-url: {e}"),
+                    key.as_deref(),
+                ))
+            })?;
+        if let Some(d) = &a.cache_dir {
+            usable_cache_dir(d)?;
         }
         let mut cfg = ClassifierConfig::new(model);
         if let Some(s) = &a.llm_system_instruction {
@@ -109,23 +128,33 @@ impl LlmPredictor {
                 )));
             }
         };
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(crate::numarg::duration(a.llm_timeout)))
-                .build(),
+        let client = Client::new(
+            key,
+            Policy {
+                label: "crb eval --predictor llm".into(),
+                max_attempts: a.llm_max_attempts,
+                backoff: a.llm_backoff,
+                timeout: crate::numarg::duration(a.llm_timeout),
+                // Chat replies of a few tokens; a bound all the same.
+                body_limit: 16 * 1024 * 1024,
+                retryable: is_retryable_status,
+            },
         );
         Ok(LlmPredictor {
-            url: chat_completions_url(url),
-            key,
+            url,
             cfg,
             concurrency: a.concurrency.max(1),
             cache_dir: a.cache_dir.clone(),
-            max_attempts: a.llm_max_attempts,
-            backoff: a.llm_backoff,
-            agent,
-            requests_sent: AtomicUsize::new(0),
+            client,
+            transport_failures: AtomicUsize::new(0),
+            first_transport: Mutex::new(None),
         })
+    }
+
+    /// Rows that never got an answer from the server, and the first such failure.
+    pub(crate) fn transport_failures(&self) -> (usize, Option<String>) {
+        let first = self.first_transport.lock().ok().and_then(|g| g.clone());
+        (self.transport_failures.load(Ordering::Relaxed), first)
     }
 
     fn cache_path(&self, prompt: &str) -> Option<PathBuf> {
@@ -137,76 +166,123 @@ impl LlmPredictor {
         Some(dir.join(format!("{}.json", h.finalize().to_hex())))
     }
 
-    /// One classification: cache, then HTTP with retries.
+    /// A cached reply for `path`, if the entry exists and is valid. An entry that exists but
+    /// fails validation is named on stderr and treated as a miss.
+    fn cached(&self, path: &Path) -> Option<TierPrediction> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                eprintln!(
+                    "warning: cache entry {}: unreadable ({e}); asking the server",
+                    path.display()
+                );
+                return None;
+            }
+        };
+        let problem = match serde_json::from_slice::<Value>(&bytes) {
+            Err(e) => format!("not JSON ({e})"),
+            Ok(v) => match v.get("tier_id").and_then(Value::as_i64) {
+                Some(t) if (0..=3).contains(&t) => {
+                    if v.get("model").and_then(Value::as_str) != Some(self.cfg.model.as_str()) {
+                        "written for another model".to_string()
+                    } else {
+                        let mut usage = v.get("usage").filter(|u| u.is_object()).cloned();
+                        if let Some(u) = usage.as_mut() {
+                            redact_value(u, self.client.key());
+                        }
+                        return Some(TierPrediction { tier_id: t, usage });
+                    }
+                }
+                Some(t) => format!("tier_id {t} is not 0..3"),
+                None => "no integer tier_id".to_string(),
+            },
+        };
+        eprintln!(
+            "warning: cache entry {}: {problem}; treated as a miss, asking the server",
+            path.display()
+        );
+        None
+    }
+
+    /// One classification: cache, then HTTP with retries. Errors are the reference's texts,
+    /// with the API key redacted.
     fn classify(&self, prompt: &str) -> Result<TierPrediction, String> {
+        let key = self.client.key();
         let cache = self.cache_path(prompt);
         if let Some(p) = &cache
-            && let Ok(bytes) = std::fs::read(p)
-            && let Ok(v) = serde_json::from_slice::<Value>(&bytes)
-            && let Some(t) = v.get("tier_id").and_then(Value::as_i64)
+            && let Some(hit) = self.cached(p)
         {
-            return Ok(TierPrediction {
-                tier_id: t,
-                usage: v.get("usage").filter(|u| u.is_object()).cloned(),
-            });
+            return Ok(hit);
         }
         let body = self.cfg.request_body(prompt);
-        let mut attempt = 1;
-        let reply = loop {
-            self.requests_sent.fetch_add(1, Ordering::Relaxed);
-            let sent = self
-                .agent
-                .post(&self.url)
-                .header("Authorization", &format!("Bearer {}", self.key))
-                .header("Content-Type", "application/json")
-                .send(body.as_bytes());
-            let retry_err = match sent {
-                Ok(mut resp) => {
-                    let status = resp.status().as_u16();
-                    let text = resp.body_mut().read_to_string().unwrap_or_default();
-                    if status == 200 {
-                        break parse_response_body(&text)?;
+        let text = match self.client.post_json(&self.url, body.as_bytes()) {
+            Ok(t) => t,
+            Err(e) => {
+                let msg = match e {
+                    HttpError::Status {
+                        status, url, body, ..
+                    } => {
+                        let mut m = http_error_message(status, &url, &body);
+                        if key.is_none() && matches!(status, 401 | 403) {
+                            m.push_str(
+                                " (no API key was sent: is the --llm-key-env variable set?)",
+                            );
+                        }
+                        m
                     }
-                    let msg = http_error_message(status, &self.url, &text);
-                    if !is_retryable_status(status) || attempt >= self.max_attempts {
-                        return Err(msg);
-                    }
-                    msg
-                }
-                Err(e) => {
-                    if attempt >= self.max_attempts {
-                        let kind = match e {
-                            ureq::Error::Timeout(_) => "Timeout",
-                            _ => "ConnectionError",
+                    HttpError::Transport {
+                        timeout,
+                        cause,
+                        attempts,
+                    } => {
+                        let kind = if timeout {
+                            "Timeout"
+                        } else {
+                            "ConnectionError"
                         };
-                        return Err(format!("{kind} after {attempt} attempt(s): {e}"));
+                        format!("{kind} after {attempts} attempt(s): {cause}")
                     }
-                    e.to_string()
+                    HttpError::Fatal(m) => m,
+                };
+                let msg = redact(&msg, key);
+                self.transport_failures.fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut g) = self.first_transport.lock() {
+                    g.get_or_insert_with(|| msg.clone());
                 }
-            };
-            let _ = retry_err;
-            std::thread::sleep(backoff_wait(self.backoff, attempt));
-            attempt += 1;
+                return Err(msg);
+            }
         };
+        let reply = parse_response_body(&text).map_err(|e| redact(&e, key))?;
+        let mut usage = reply.usage;
+        if let Some(u) = usage.as_mut() {
+            redact_value(u, key);
+        }
         if let Some(p) = &cache {
-            let _ = std::fs::create_dir_all(p.parent().unwrap_or(p));
-            let v = json!({"model": self.cfg.model, "tier_id": reply.tier_id, "raw_content": reply.raw_content, "usage": reply.usage});
+            let v = json!({"model": self.cfg.model, "tier_id": reply.tier_id, "raw_content": redact(&reply.raw_content, key), "usage": usage});
             // Atomic (temporary file + rename): a reader never sees a partial entry.
-            let _ = crate::output::write_file_io(p, v.to_string().as_bytes());
+            if let Err(e) = crate::output::write_file_io(p, v.to_string().as_bytes()) {
+                eprintln!("warning: cache entry {}: cannot write: {e}", p.display());
+            }
         }
         Ok(TierPrediction {
             tier_id: reply.tier_id,
-            usage: reply.usage,
+            usage,
         })
     }
 }
 
-/// The wait before retry `attempt + 1`: `backoff * 2^(attempt-1)` seconds, at most
-/// max(60 s, backoff) (an exponent never overflows into a panic or a day-long sleep).
-fn backoff_wait(backoff: f64, attempt: u32) -> Duration {
-    let cap = backoff.max(60.0);
-    let secs = backoff * 2f64.powi(attempt.saturating_sub(1).min(64) as i32);
-    crate::numarg::duration(secs.min(cap))
+/// Create `dir` if missing and check that a file can be written in it: an unusable
+/// `--cache-dir` is a usage error (exit 2), not a silent loss of every reply.
+fn usable_cache_dir(dir: &Path) -> Result<(), Failure> {
+    let bad = |why: String| Failure::bad_input(format!("--cache-dir {}: {why}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("not a directory".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create it: {e}")))?;
+    tempfile::NamedTempFile::new_in(dir)
+        .map(drop)
+        .map_err(|e| bad(format!("cannot write in it: {e}")))
 }
 
 impl TierPredictor for LlmPredictor {

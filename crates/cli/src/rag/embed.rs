@@ -1,9 +1,10 @@
 //! Embedding adapters for `routeval rag` (IO lives here, not in `retrieval-metrics`):
 //!
 //! * [`HttpEmbedder`]: an OpenAI-compatible `POST /v1/embeddings` endpoint via `ureq`
-//!   (feature `embed-http`, on by default), with retries and exponential backoff on HTTP 429
-//!   and 5xx, a per-request timeout, batching, and a dimension check. The API key is read from
-//!   an environment variable and never printed.
+//!   (feature `embed-http`, on by default) through [`crate::http::Client`]: retries and
+//!   exponential backoff on HTTP 408/429/5xx and dropped connections, a per-request timeout,
+//!   batching, a reply limit sized for the batch, and a dimension check. The API key is read
+//!   from an environment variable and redacted from every message.
 //! * [`CmdEmbedder`]: a long-running child process speaking one JSON array of texts per line on
 //!   its stdin and answering one JSON array of vectors per line on its stdout.
 
@@ -135,17 +136,29 @@ pub(crate) struct HttpConfig {
     pub(crate) batch: usize,
     /// Per-request timeout.
     pub(crate) timeout: Duration,
-    /// Retries after a 429/5xx/transport error.
+    /// Retries after a 408/429/5xx/transport error (attempts = retries + 1).
     pub(crate) retries: u32,
-    /// First backoff; doubles each retry (a `Retry-After` header in seconds wins, capped at 60 s).
+    /// First backoff; doubles each retry (a `Retry-After` header in seconds wins, capped at
+    /// max(60 s, backoff)).
     pub(crate) backoff: Duration,
 }
 
-/// `--embed-url URL --embed-model NAME`: OpenAI-compatible embeddings over HTTP.
+/// `--embed-url URL --embed-model NAME`: OpenAI-compatible embeddings over HTTP, through
+/// [`crate::http::Client`] (retries with one stderr line each, `Retry-After`, redirects, key
+/// redaction).
 #[cfg(feature = "embed-http")]
 pub(crate) struct HttpEmbedder {
     cfg: HttpConfig,
-    agent: ureq::Agent,
+    client: crate::http::Client,
+}
+
+/// The largest embedding reply accepted: 256 KiB per text (a 3072-float vector printed as
+/// JSON is 40-80 KB), at least 64 MiB; a 256 × 3072 reply (~16 MB) fits, a runaway server is
+/// still cut off.
+pub(crate) fn reply_limit(batch: usize) -> u64 {
+    (batch as u64)
+        .saturating_mul(256 * 1024)
+        .max(64 * 1024 * 1024)
 }
 
 /// The endpoint for a user-given URL: kept when it ends in `/embeddings`; `/embeddings` is
@@ -163,82 +176,75 @@ pub(crate) fn endpoint(url: &str) -> String {
 
 #[cfg(feature = "embed-http")]
 impl HttpEmbedder {
-    pub(crate) fn new(mut cfg: HttpConfig) -> Self {
+    /// The embedder, or why `cfg.url` is not a usable endpoint.
+    pub(crate) fn new(mut cfg: HttpConfig) -> Result<Self, String> {
         cfg.url = endpoint(&cfg.url);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(cfg.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        HttpEmbedder { cfg, agent }
+        crate::http::check_url(&cfg.url)
+            .map_err(|e| crate::http::redact(&format!("--embed-url: {e}"), cfg.key.as_deref()))?;
+        let client = crate::http::Client::new(
+            cfg.key.clone(),
+            crate::http::Policy {
+                label: "routeval rag".into(),
+                max_attempts: cfg.retries.saturating_add(1),
+                backoff: cfg.backoff.as_secs_f64(),
+                timeout: cfg.timeout,
+                body_limit: reply_limit(cfg.batch),
+                retryable: |s| s == 408 || s == 429 || s >= 500,
+            },
+        );
+        Ok(HttpEmbedder { cfg, client })
     }
 
     fn request(&self, texts: &[String]) -> Result<Array2<f64>, EmbedError> {
+        let key = self.client.key();
         let body =
             serde_json::to_vec(&serde_json::json!({ "model": self.cfg.model, "input": texts }))
                 .map_err(|e| EmbedError::Failed(e.to_string()))?;
-        let mut attempt = 0u32;
-        loop {
-            let mut req = self
-                .agent
-                .post(&self.cfg.url)
-                .header("Content-Type", "application/json");
-            if let Some(key) = &self.cfg.key {
-                req = req.header("Authorization", format!("Bearer {key}"));
-            }
-            let (retryable, why, retry_after) = match req.send(&body[..]) {
-                Ok(mut resp) => {
-                    let status = resp.status().as_u16();
-                    if status == 200 {
-                        let v: serde_json::Value = resp.body_mut().read_json().map_err(|e| {
-                            EmbedError::Failed(format!("{}: reply is not JSON: {e}", self.cfg.url))
-                        })?;
-                        return parse_openai(&v, texts.len());
-                    }
-                    // A server value is sanitised, never trusted: NaN, negative or garbage
-                    // is ignored, a huge wait is capped at 60 s.
-                    let retry_after = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|h| h.to_str().ok())
-                        .and_then(|s| crate::numarg::retry_after(s, Duration::from_secs(60)));
-                    let text = resp.body_mut().read_to_string().unwrap_or_default();
-                    let snippet: String = text.chars().take(200).collect();
-                    let why = format!("HTTP {status} from {}: {}", self.cfg.url, snippet.trim());
-                    (status == 429 || status >= 500, why, retry_after)
-                }
-                Err(e) => {
-                    let timeout = matches!(e, ureq::Error::Timeout(_));
-                    let why = if timeout {
-                        format!(
-                            "{}: no answer within {} s",
-                            self.cfg.url,
-                            self.cfg.timeout.as_secs_f64()
-                        )
+        let text = self.client.post_json(&self.cfg.url, &body).map_err(|e| {
+            let msg = match e {
+                crate::http::HttpError::Status {
+                    status,
+                    url,
+                    body,
+                    attempts,
+                } => {
+                    let snippet: String = body.chars().take(200).collect();
+                    let hint = if key.is_none() && matches!(status, 401 | 403) {
+                        " (no API key was sent: is the --embed-key-env variable set?)"
                     } else {
-                        format!("{}: {e}", self.cfg.url)
+                        ""
                     };
-                    (true, why, None)
+                    format!(
+                        "HTTP {status} from {url}: {}{hint} (after {attempts} attempt(s))",
+                        snippet.trim()
+                    )
                 }
+                crate::http::HttpError::Transport {
+                    timeout: true,
+                    attempts,
+                    ..
+                } => format!(
+                    "{}: no answer within {} s (after {attempts} attempt(s))",
+                    self.cfg.url,
+                    self.cfg.timeout.as_secs_f64()
+                ),
+                crate::http::HttpError::Transport {
+                    cause, attempts, ..
+                } => format!("{}: {cause} (after {attempts} attempt(s))", self.cfg.url),
+                crate::http::HttpError::Fatal(m) => m,
             };
-            if !retryable || attempt >= self.cfg.retries {
-                let tries = attempt + 1;
-                return Err(EmbedError::Failed(format!(
-                    "{why} (after {tries} attempt(s))"
-                )));
-            }
-            // Exponential backoff, each wait capped at max(60 s, the first backoff).
-            let cap = self.cfg.backoff.max(Duration::from_secs(60));
-            let wait = retry_after.unwrap_or_else(|| {
-                self.cfg
-                    .backoff
-                    .checked_mul(2u32.saturating_pow(attempt.min(31)))
-                    .unwrap_or(cap)
-                    .min(cap)
-            });
-            std::thread::sleep(wait);
-            attempt += 1;
-        }
+            EmbedError::Failed(crate::http::redact(&msg, key))
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            EmbedError::Failed(crate::http::redact(
+                &format!("{}: reply is not JSON: {e}", self.cfg.url),
+                key,
+            ))
+        })?;
+        parse_openai(&v, texts.len()).map_err(|e| match e {
+            EmbedError::Failed(m) => EmbedError::Failed(crate::http::redact(&m, key)),
+            other => other,
+        })
     }
 }
 

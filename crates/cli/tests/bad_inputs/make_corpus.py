@@ -243,7 +243,8 @@ preds = [
     ("p_no_label.jsonl", '{"id": "id_test/law/0"}\n', "{}:1"),
     ("p_label_string.jsonl", P2 + P3 + '{"id": "id_test/law/0", "label": "zero"}\n', "{}:3"),
     ("p_label_float.jsonl", P2 + P3 + '{"id": "id_test/law/0", "label": 0.5}\n', "{}:3"),
-    ("p_dup_id.jsonl", P1 + P1, "{}:2"),
+    # Repeated ids are a warning, not an error (issue 10 item 6): tests/meanings.rs.
+    ("p_label_object.jsonl", P2 + P3 + '{"id": "id_test/law/0", "label": {"v": 0}}\n', "{}:3"),
     ("p_not_object.jsonl", "[1]\n", "{}:1"),
     ("p_id_number.jsonl", '{"id": 3, "label": 0}\n', "{}:1"),
     ("p_truncated.jsonl", '{"id": "id_test/law/0", "label"', "{}:1"),
@@ -259,7 +260,7 @@ preds = [
     ("p_label_list.jsonl", '{"id": "id_test/law/0", "label": [0]}\n', "{}:1"),
     ("p_line_4.jsonl", P1 + P2 + P3 + "{,\n", "{}:4"),
     ("p_label_negative_float.jsonl", P2 + P3 + '{"id": "id_test/law/0", "label": -0.5}\n', "{}:3"),
-    ("p_dup_id_later.jsonl", P1 + P2 + P3 + P2, "{}:4"),
+    ("p_id_list.jsonl", '{"id": ["id_test/law/0"], "label": 0}\n', "{}:1"),
     ("p_label_float_big.jsonl", P2 + P3 + '{"id": "id_test/law/0", "label": 3.7}\n', "{}:3"),
     ("p_control_char.jsonl", '{"id": "a\x01", "label": 0}\n', "{}:1"),
     ("p_crlf_bad.jsonl", P1.replace("\n", "\r\n") + "{oops\r\n", "{}:2"),

@@ -752,7 +752,13 @@ fn parse_chunk<'a>(
     let mut cur: Option<(&'a [u8], usize)> = None;
     let mut pos = start;
     // Segments are evaluated when closed, except the chunk's first and last (they may continue
-    // in a neighbouring chunk); those are evaluated after all chunks are parsed.
+    // in a neighbouring chunk); those are evaluated after all chunks are parsed. Once a qid
+    // comes back in this chunk (lines interleaved across queries), eager evaluation stops for
+    // the rest of the chunk: each segment's evaluation costs the query's whole qrels, so
+    // evaluating one-line segments would be quadratic. Such queries are evaluated once, after
+    // grouping.
+    let mut closed: rustc_hash::FxHashSet<&'a [u8]> = Default::default();
+    let mut eager = true;
     let mut close = |qid: &'a [u8],
                      s: usize,
                      e: usize,
@@ -760,7 +766,10 @@ fn parse_chunk<'a>(
                      out: &mut ChunkOut<'a>,
                      last: bool| {
         let first = out.segments.is_empty();
-        let result = if first || last {
+        if eager && !closed.insert(qid) {
+            eager = false;
+        }
+        let result = if first || last || !eager {
             None
         } else {
             qrels
@@ -935,6 +944,38 @@ pub fn evaluate_bytes(
 mod tests {
     use super::*;
     use crate::trec::rank::trec_order;
+
+    #[test]
+    fn interleaved_run_lines_evaluate_as_grouped_ones() {
+        use crate::trec::{EvalOptions, Qrels};
+        let mut qrels = String::new();
+        for q in 0..30 {
+            for d in 0..40 {
+                qrels.push_str(&format!("q{q} 0 d{d} {}\n", (q + d) % 3));
+            }
+        }
+        let qrels = Qrels::from_bytes(qrels.as_bytes(), "qrels").unwrap();
+        // Round-robin over queries (interleaved) vs the same lines grouped by query.
+        let mut inter = String::new();
+        let mut grouped = vec![String::new(); 30];
+        for d in 0..50 {
+            for (q, g) in grouped.iter_mut().enumerate() {
+                let line = format!("q{q} Q0 d{} {d} {} r\n", (d * 7 + q) % 60, 100 - d);
+                inter.push_str(&line);
+                g.push_str(&line);
+            }
+        }
+        let grouped = grouped.concat();
+        let opts = EvalOptions {
+            per_query: true,
+            ..EvalOptions::default()
+        };
+        let a = evaluate_bytes(&qrels, inter.as_bytes(), "run", &opts, "qrels").unwrap();
+        let b = evaluate_bytes(&qrels, grouped.as_bytes(), "run", &opts, "qrels").unwrap();
+        assert_eq!(a.queries.len(), 30);
+        assert_eq!(a.queries, b.queries);
+        assert_eq!(a.summary, b.summary);
+    }
 
     #[test]
     fn rank_docs_matches_trec_order_sorted_or_not() {
