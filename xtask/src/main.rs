@@ -6,7 +6,11 @@
 //! `routeval_bench_data::cache`). A build with missing sources exits non-zero unless
 //! `--allow-missing`, after the line `built N of M sources; missing: ...`.
 //!
+//! `cargo xtask codegen [--check]` regenerates the Unicode 14 tables (`codegen.rs`).
+//!
 //! Keep this crate small: it is compiled on every `cargo xtask`.
+
+mod codegen;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use routeval_bench_data::build_data::{self, OFFLINE_HINT, Options, SourceState, Target};
@@ -27,6 +31,13 @@ enum Command {
     /// Fetch or rebuild pinned data into the cache (GQR-Bench splits, tokenizer files, the public
     /// CommonRouterBench bank); `--check` verifies instead. Same as `routeval data fetch|check`.
     BuildData(BuildData),
+    /// Regenerate the Unicode 14 tables (Python `\w`, `str.isprintable()`, marks, casefolding)
+    /// from `data/unicode/unicode14_tables.json`; `--check` only reports stale files.
+    Codegen {
+        /// Compare instead of writing; exit 1 when a generated file is stale.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 /// Which data to build.
@@ -80,7 +91,35 @@ struct BuildData {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Command::BuildData(args) = cli.command;
+    let args = match cli.command {
+        Command::BuildData(args) => args,
+        Command::Codegen { check } => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap_or(std::path::Path::new("."));
+            return match codegen::run(root, check) {
+                Ok(changed) if changed.is_empty() => {
+                    eprintln!("codegen: generated files are current");
+                    ExitCode::SUCCESS
+                }
+                Ok(changed) => {
+                    let verb = if check { "stale" } else { "wrote" };
+                    for c in &changed {
+                        eprintln!("codegen: {verb} {c}");
+                    }
+                    if check {
+                        ExitCode::FAILURE
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    };
     let dirs = match CacheDirs::from_process() {
         Ok(d) => d,
         Err(e) => {

@@ -7,9 +7,12 @@
 //! leaves at most that `.part` file (resumed by the next run with `Range: bytes=N-`), and a
 //! checksum mismatch deletes it. The final rename is atomic on one filesystem.
 
-use std::fs::{self, File, OpenOptions};
+#[cfg(feature = "http")]
+use std::fs::OpenOptions;
+use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+#[cfg(feature = "http")]
 use std::time::Duration;
 
 /// A download failure.
@@ -150,9 +153,11 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), DownloadError> {
     Ok(())
 }
 
-/// A blocking downloader (`ureq`).
+/// A blocking downloader (`ureq`, feature `http`, on by default; without it only cached files
+/// are served and every transfer fails with [`DownloadError::Network`]).
 #[derive(Debug, Clone)]
 pub struct Downloader {
+    #[cfg(feature = "http")]
     agent: ureq::Agent,
     token: Option<String>,
 }
@@ -166,12 +171,17 @@ impl Default for Downloader {
 impl Downloader {
     /// A downloader sending `Authorization: Bearer <token>` when a token is given.
     pub fn new(token: Option<String>) -> Self {
+        #[cfg(feature = "http")]
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(30)))
             .build()
             .into();
-        Downloader { agent, token }
+        Downloader {
+            #[cfg(feature = "http")]
+            agent,
+            token,
+        }
     }
 
     /// Download `url` to `dest` unless a complete copy is there. With `expected` (blake3 hex),
@@ -207,6 +217,31 @@ impl Downloader {
         }
         let part = part_path(dest);
         let have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+        let resumed_from = self.transfer(url, &part, have)?;
+        let hash = blake3_file(&part)?;
+        if let Some(want) = expected.filter(|&want| want != hash) {
+            let _ = fs::remove_file(&part);
+            return Err(DownloadError::ChecksumMismatch {
+                url: url.to_string(),
+                expected: want.to_string(),
+                got: hash,
+            });
+        }
+        fs::rename(&part, dest).map_err(io_err(dest))?;
+        let bytes = fs::metadata(dest).map_err(io_err(dest))?.len();
+        Ok(Downloaded {
+            path: dest.to_path_buf(),
+            blake3: hash,
+            bytes,
+            cached: false,
+            resumed_from,
+        })
+    }
+
+    /// GET `url` into `part` (appending from byte `have` when the server honours `Range`);
+    /// returns the offset the transfer resumed from.
+    #[cfg(feature = "http")]
+    fn transfer(&self, url: &str, part: &Path, have: u64) -> Result<u64, DownloadError> {
         let mut req = self.agent.get(url);
         if have > 0 {
             req = req.header("Range", format!("bytes={have}-"));
@@ -253,8 +288,8 @@ impl Downloader {
                 .write(true)
                 .append(append)
                 .truncate(!append)
-                .open(&part)
-                .map_err(io_err(&part))?;
+                .open(part)
+                .map_err(io_err(part))?;
             let mut body = resp.into_body().into_reader();
             let mut buf = vec![0u8; 1 << 16];
             let mut got = 0u64;
@@ -262,14 +297,14 @@ impl Downloader {
                 match body.read(&mut buf) {
                     Ok(0) => break Ok(()),
                     Ok(n) => {
-                        f.write_all(&buf[..n]).map_err(io_err(&part))?;
+                        f.write_all(&buf[..n]).map_err(io_err(part))?;
                         got += n as u64;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => break Err(e),
                 }
             };
-            f.sync_all().map_err(io_err(&part))?;
+            f.sync_all().map_err(io_err(part))?;
             let total = resumed_from + got;
             if let Some(len) = length.filter(|&len| got < len) {
                 return Err(DownloadError::Truncated {
@@ -280,41 +315,17 @@ impl Downloader {
             }
             read_result.map_err(|e| net(&e))?;
         }
-        let hash = blake3_file(&part)?;
-        if let Some(want) = expected.filter(|&want| want != hash) {
-            let _ = fs::remove_file(&part);
-            return Err(DownloadError::ChecksumMismatch {
-                url: url.to_string(),
-                expected: want.to_string(),
-                got: hash,
-            });
-        }
-        fs::rename(&part, dest).map_err(io_err(dest))?;
-        let bytes = fs::metadata(dest).map_err(io_err(dest))?.len();
-        Ok(Downloaded {
-            path: dest.to_path_buf(),
-            blake3: hash,
-            bytes,
-            cached: false,
-            resumed_from,
+        Ok(resumed_from)
+    }
+
+    /// Without the `http` feature there is no HTTP client: every transfer fails with a
+    /// [`DownloadError::Network`] saying so (cached files are still served).
+    #[cfg(not(feature = "http"))]
+    fn transfer(&self, url: &str, _part: &Path, _have: u64) -> Result<u64, DownloadError> {
+        let _ = &self.token;
+        Err(DownloadError::Network {
+            url: url.to_string(),
+            message: "HTTP support is not compiled in (routeval-bench-data feature `http`)".into(),
         })
     }
-}
-
-/// The GQR cache directory by the rule of [`crate::cache`] (`$GQR_CACHE_DIR`, then
-/// `$ROUTEVAL_CACHE_DIR/gqr`, `$XDG_CACHE_HOME/gqr`, `~/.cache/gqr`); `./.cache/gqr` only when
-/// no variable and no `HOME` is set. Prefer [`crate::cache::CacheDirs`], which reports that case.
-pub fn gqr_cache_dir() -> PathBuf {
-    crate::cache::CacheDirs::from_process()
-        .map(|d| d.gqr.path)
-        .unwrap_or_else(|_| PathBuf::from(".cache").join("gqr"))
-}
-
-/// routeval's cache root by the rule of [`crate::cache`] (`$ROUTEVAL_CACHE_DIR`, then
-/// `$XDG_CACHE_HOME/routeval`, `~/.cache/routeval`); `./.cache/routeval` only when no variable
-/// and no `HOME` is set. Prefer [`crate::cache::CacheDirs`], which reports that case.
-pub fn routeval_cache_dir() -> PathBuf {
-    crate::cache::CacheDirs::from_process()
-        .map(|d| d.root.path)
-        .unwrap_or_else(|_| PathBuf::from(".cache").join("routeval"))
 }

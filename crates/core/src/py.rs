@@ -56,8 +56,22 @@ pub fn float_repr(x: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
-    // Shortest round-trip digits in scientific form: "d.ddde[-]E".
-    let sci = format!("{:e}", x.abs());
+    // Shortest round-trip digits in scientific form: "d.ddde[-]E". Rust's shortest digits
+    // may differ from CPython's in the last digit when two candidates of that length are
+    // equally close (x = 642636967184855.25: Rust `...855.3`, CPython `...855.2`); CPython
+    // takes the correctly rounded (half-even) value at that length, which is what Rust's exact
+    // `{:.N$e}` formatting gives, and it round-trips whenever a string of that length does.
+    let shortest = format!("{:e}", x.abs());
+    let n_digits = shortest
+        .split_once('e')
+        .map_or(shortest.len(), |(m, _)| m.len())
+        .saturating_sub(usize::from(shortest.contains('.')));
+    let rounded = format!("{:.*e}", n_digits.saturating_sub(1), x.abs());
+    let sci = if rounded.parse::<f64>() == Ok(x.abs()) {
+        rounded
+    } else {
+        shortest
+    };
     let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| *c != '.').collect();
@@ -95,9 +109,14 @@ pub fn float_repr(x: f64) -> String {
 
 /// numpy's float64 `add.reduce` over a contiguous array: pairwise summation with 8-way unrolled
 /// blocks of up to 128 elements, the order `np.sum`, `np.average` and pandas' `Series.mean`
-/// use. Sums in exactly that order, so means match numpy bit for bit (an empty slice gives
-/// `-0.0`, as numpy's initial value). Source: numpy `pairwise_sum` (`loops_utils.h.src`).
+/// use. Sums in exactly that order, so means match numpy bit for bit; like numpy 2's
+/// `np.sum`, the reduction starts from the identity `+0.0`, so an empty slice or one of
+/// negative zeros sums to `0.0`. Source: numpy `pairwise_sum` (`loops_utils.h.src`).
 pub fn numpy_sum(a: &[f64]) -> f64 {
+    pairwise_sum(a) + 0.0
+}
+
+fn pairwise_sum(a: &[f64]) -> f64 {
     let n = a.len();
     if n < 8 {
         let mut s = -0.0;
@@ -122,7 +141,7 @@ pub fn numpy_sum(a: &[f64]) -> f64 {
         res
     } else {
         let n2 = (n / 2) - ((n / 2) % 8);
-        numpy_sum(&a[..n2]) + numpy_sum(&a[n2..])
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
     }
 }
 
@@ -229,6 +248,206 @@ pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
         out.push_str(&s[start..]);
     }
     out.push('"');
+}
+
+/// CPython 3.11's `str.isspace()` for one character: Unicode White_Space (bidirectional
+/// classes WS, B, S) plus U+001C..U+001F, i.e. `\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f `, U+0085,
+/// U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000. It is also
+/// what `str.split()`/`str.strip()` without arguments and `re`'s `\s` for `str` patterns treat
+/// as whitespace. Source: CPython `Py_UNICODE_ISSPACE` (`Objects/unicodetype_db.h`, Unicode 14).
+pub fn is_space(c: char) -> bool {
+    matches!(c,
+        '\u{9}'..='\u{d}' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}'
+        | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
+/// CPython's `s.strip()` (no argument): trims [`is_space`] characters at both ends.
+pub fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// CPython's `s.rstrip()` (no argument): trims [`is_space`] characters at the end.
+pub fn rstrip(s: &str) -> &str {
+    s.trim_end_matches(is_space)
+}
+
+/// How CPython's `json.dumps` spells a float: [`float_repr`] for finite values, `NaN`,
+/// `Infinity` and `-Infinity` otherwise (`allow_nan=True`, the default). Source: CPython
+/// `Lib/json/encoder.py` `floatstr`.
+pub fn json_float(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        float_repr(x)
+    }
+}
+
+/// The text CPython's `json.dumps` (and `str()`/`repr()` of the `json.loads` value) writes for
+/// a JSON number: integers exactly (also beyond 64 bits, when `serde_json`'s
+/// `arbitrary_precision` keeps their text), floats as [`json_float`].
+pub fn number_text(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    let text = n.to_string();
+    let integral = !text.is_empty()
+        && text
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'));
+    if integral {
+        // Only reachable with `arbitrary_precision`: a Python int beyond 64 bits.
+        return text;
+    }
+    json_float(n.as_f64().unwrap_or(f64::NAN))
+}
+
+/// Options of [`dumps`], named after `json.dumps`'s keyword arguments (defaults:
+/// `ensure_ascii=False` here, unlike Python; `sort_keys=False`; `indent=None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Escape every non-ASCII character as `\uXXXX` (surrogate pairs above U+FFFF).
+    pub ensure_ascii: bool,
+    /// Sort object keys (by code point) at every level.
+    pub sort_keys: bool,
+    /// Pretty-print with this many spaces per level (item separator `,` then a newline).
+    pub indent: Option<usize>,
+}
+
+/// CPython 3.11's `json.dumps(value, ensure_ascii=…, sort_keys=…, indent=…)` with the default
+/// separators (`", "` and `": "`; `","` before a newline when indenting), floats as
+/// [`json_float`], strings as [`write_json_str`]. Key order is the map's order (use
+/// `serde_json`'s `preserve_order` to keep the file's). Source: CPython `Lib/json/encoder.py`.
+pub fn dumps(value: &serde_json::Value, opts: DumpOptions) -> String {
+    let mut out = String::new();
+    write_dumps(&mut out, value, opts, 0);
+    out
+}
+
+fn newline_indent(out: &mut String, indent: usize, level: usize) {
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', indent * level));
+}
+
+fn write_dumps(out: &mut String, v: &serde_json::Value, opts: DumpOptions, level: usize) {
+    use serde_json::Value;
+    let sep = if opts.indent.is_some() { "," } else { ", " };
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number_text(n)),
+        Value::String(s) => write_json_str(out, s, opts.ensure_ascii),
+        Value::Array(a) => {
+            if a.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                if let Some(ind) = opts.indent {
+                    newline_indent(out, ind, level + 1);
+                }
+                write_dumps(out, x, opts, level + 1);
+            }
+            if let Some(ind) = opts.indent {
+                newline_indent(out, ind, level);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            if m.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            if opts.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            out.push('{');
+            for (i, (k, x)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                if let Some(ind) = opts.indent {
+                    newline_indent(out, ind, level + 1);
+                }
+                write_json_str(out, k, opts.ensure_ascii);
+                out.push_str(": ");
+                write_dumps(out, x, opts, level + 1);
+            }
+            if let Some(ind) = opts.indent {
+                newline_indent(out, ind, level);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// CPython's `str(x)` of the value `json.loads` gives for a JSON value: strings as they are,
+/// everything else as [`repr_value`] (`None`, `True`, `1e-05`, `[1, 'a']`, `{'k': None}`).
+pub fn str_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => repr_value(other),
+    }
+}
+
+/// CPython's `repr(x)` of the value `json.loads` gives for a JSON value: `None`, `True`/`False`,
+/// ints exactly, floats as [`float_repr`] (`nan`, `inf`), strings as [`repr_str`], lists as
+/// `[a, b]`, dicts as `{'k': v}` in the map's order.
+pub fn repr_value(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_repr_value(&mut out, v);
+    out
+}
+
+fn write_repr_value(out: &mut String, v: &serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push_str("None"),
+        Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+        Value::Number(n) => {
+            let t = number_text(n);
+            // json_float's spellings are JSON's; repr's are Python's.
+            match t.as_str() {
+                "NaN" => out.push_str("nan"),
+                "Infinity" => out.push_str("inf"),
+                "-Infinity" => out.push_str("-inf"),
+                _ => out.push_str(&t),
+            }
+        }
+        Value::String(s) => out.push_str(&repr_str(s)),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr_value(out, x);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&repr_str(k));
+                out.push_str(": ");
+                write_repr_value(out, x);
+            }
+            out.push('}');
+        }
+    }
 }
 
 #[cfg(test)]

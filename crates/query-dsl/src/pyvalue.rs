@@ -112,23 +112,10 @@ pub fn py_type_name(v: &Value) -> &'static str {
 /// workspace, in `routeval_core::py`.
 pub use routeval_core::py::float_repr as py_float_repr;
 
-/// Python's `str()` of a scalar JSON value (`True`, `None`, `1.0`, `1e+16`, ...).
-///
-/// Arrays and objects get a JSON rendering (they are never used as labels: `group_by` rejects
-/// them).
-pub fn py_str(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => match num_of(n) {
-            Num::Int(i) => i.to_string(),
-            Num::Float(f) => py_float_repr(f),
-        },
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+/// Python's `str()` of a JSON value (`True`, `None`, `1.0`, `1e+16`, `[1, 'a']`, ...): one
+/// definition, `routeval_core::py::str_value`. Group labels only see scalars (`group_by`
+/// rejects lists and dicts).
+pub use routeval_core::py::str_value as py_str;
 
 #[cfg(test)]
 mod tests {
@@ -173,67 +160,16 @@ mod tests {
 /// Serialize like Python's `json.dumps(v, ensure_ascii=False)` (`indent = None`: separators
 /// `", "` and `": "`) or `json.dump(v, f, indent=N, ensure_ascii=False)`: floats use Python's
 /// `repr` (`1e-05`, `1e+16`), NaN/infinities are written as `NaN`/`Infinity` as Python does.
+/// A thin wrapper over the one writer, `routeval_core::py::dumps`.
 pub fn to_python_json(v: &Value, indent: Option<usize>) -> String {
-    let mut out = String::new();
-    write_py_json(&mut out, v, indent, 0);
-    out
-}
-
-fn write_py_json(out: &mut String, v: &Value, indent: Option<usize>, level: usize) {
-    let newline = |out: &mut String, level: usize| {
-        if let Some(n) = indent {
-            out.push('\n');
-            out.push_str(&" ".repeat(n * level));
-        }
-    };
-    let sep = if indent.is_some() { "," } else { ", " };
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match num_of(n) {
-            Num::Int(i) => out.push_str(&i.to_string()),
-            Num::Float(f) if f.is_nan() => out.push_str("NaN"),
-            Num::Float(f) if f.is_infinite() => {
-                out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" })
-            }
-            Num::Float(f) => out.push_str(&py_float_repr(f)),
+    routeval_core::py::dumps(
+        v,
+        routeval_core::py::DumpOptions {
+            ensure_ascii: false,
+            sort_keys: false,
+            indent,
         },
-        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, it) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                newline(out, level + 1);
-                write_py_json(out, it, indent, level + 1);
-            }
-            newline(out, level);
-            out.push(']');
-        }
-        Value::Object(m) => {
-            if m.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, (k, it)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                newline(out, level + 1);
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push_str(": ");
-                write_py_json(out, it, indent, level + 1);
-            }
-            newline(out, level);
-            out.push('}');
-        }
-    }
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 //!   one-pass per-benchmark reservoir sampling with Python's `random` ([`crate::pyrandom`]), so a
 //!   given `n`/`seed` selects exactly the reference's rows in the reference's order.
 //! * [`check_row`]: the eval's per-row validation, with file:line errors and quirk warnings.
-//! * [`trajectories`]: rows grouped by `instance_id`, ordered by `step_index`.
 //! * [`public`]: the public bank as data (`data/crb/sources.json`): fetch into the cache, locate, check.
 //!
 //! Filtering by a `--where` expression (query-dsl) plugs in as a row predicate: see
@@ -39,11 +38,7 @@ impl BankRow {
     }
 }
 
-fn is_py_space(c: char) -> bool {
-    matches!(c as u32,
-        0x09..=0x0d | 0x1c..=0x20 | 0x85 | 0xa0 | 0x1680 | 0x2000..=0x200a
-        | 0x2028 | 0x2029 | 0x202f | 0x205f | 0x3000)
-}
+use routeval_core::py::is_space as is_py_space;
 
 /// Streams the rows of a JSONL bank (see the module docs for the line rules).
 #[derive(Debug)]
@@ -156,13 +151,6 @@ pub fn filter_rows(rows: Vec<BankRow>, keep: impl Fn(&Value) -> bool) -> Vec<Ban
     rows.into_iter().filter(|r| keep(&r.value)).collect()
 }
 
-/// `iter_question_bank(benchmark=b)`: rows whose `benchmark` equals `b`.
-pub fn filter_benchmark(rows: Vec<BankRow>, benchmark: &str) -> Vec<BankRow> {
-    filter_rows(rows, |v| {
-        v.get("benchmark").and_then(Value::as_str) == Some(benchmark)
-    })
-}
-
 // ----------------------------------------------------------------------------------- manifest
 
 /// A bank manifest: per-benchmark `line_count`s in file order (only `sources` is read).
@@ -200,18 +188,6 @@ impl Manifest {
         let value = serde_json::from_slice(bytes)
             .map_err(|e| Error::input(Location::new(source), format!("invalid JSON: {e}")))?;
         Ok(Manifest { value })
-    }
-
-    /// `list_question_bank_sources()`: sorted source names (empty when `sources` is not an object).
-    pub fn source_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .value
-            .get("sources")
-            .and_then(Value::as_object)
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
-        names.sort();
-        names
     }
 }
 
@@ -531,38 +507,6 @@ pub fn check_row(row: &BankRow, source: &str) -> Result<CheckedRow, Error> {
         gold,
         warnings,
     })
-}
-
-// ---------------------------------------------------------------------------- trajectories
-
-/// Trajectories of `rows`: groups by `instance_id` (default the row id; JSON-equal values group
-/// together), in first-appearance order, each stably sorted by `step_index` (default 1; numbers
-/// only; other values sort last). Returns indices into `rows`.
-pub fn trajectories(rows: &[Value]) -> Vec<Vec<usize>> {
-    let mut order: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        let key = r
-            .get("instance_id")
-            .or_else(|| r.get("id"))
-            .map(|v| v.to_string())
-            .unwrap_or_default();
-        let slot = *by_key.entry(key).or_insert_with(|| {
-            order.push(Vec::new());
-            order.len() - 1
-        });
-        order[slot].push(i);
-    }
-    for t in &mut order {
-        t.sort_by(|a, b| {
-            let sa = rows[*a].get("step_index").map_or(Some(1.0), Value::as_f64);
-            let sb = rows[*b].get("step_index").map_or(Some(1.0), Value::as_f64);
-            sa.unwrap_or(f64::INFINITY)
-                .partial_cmp(&sb.unwrap_or(f64::INFINITY))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-    }
-    order
 }
 
 #[cfg(test)]

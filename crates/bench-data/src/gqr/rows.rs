@@ -11,30 +11,9 @@ use serde_json::Value;
 /// One source row: column name → value (`null` for missing/NaN).
 pub type Record = serde_json::Map<String, Value>;
 
-/// Python's `str(x)` for a JSON value (`None`, `True`, ints, float repr, strings as is).
-pub fn py_str(v: &Value) -> String {
-    match v {
-        Value::Null => "None".to_string(),
-        Value::Bool(true) => "True".to_string(),
-        Value::Bool(false) => "False".to_string(),
-        Value::String(s) => s.clone(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.to_string()
-            } else if let Some(u) = n.as_u64() {
-                u.to_string()
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if f.fract() == 0.0 && f.abs() < 1e16 {
-                    format!("{f:.1}")
-                } else {
-                    format!("{f}")
-                }
-            }
-        }
-        other => other.to_string(),
-    }
-}
+/// Python's `str(x)` for a JSON value (`None`, `True`, ints, float `repr` such as `1e-05`,
+/// strings as is): `routeval_core::py::str_value`, the one definition.
+pub use routeval_core::py::str_value as py_str;
 
 /// Is the value missing (`None`/NaN)?
 pub fn is_null(v: Option<&Value>) -> bool {
@@ -323,5 +302,36 @@ impl TextSpec {
             TextSpec::RedditPost { title, body } => vec![title, body],
             TextSpec::JoinedStripped { columns } => columns.iter().map(String::as_str).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(v: Value) -> Record {
+        Record::from_iter([("q".to_string(), v)])
+    }
+
+    /// `len(str(x).strip()) >= n` counts the characters of Python's `str()`: CPython 3.11
+    /// gives `str(1e-05) == '1e-05'` (5 characters; an earlier copy wrote `0.00001`, 7) and
+    /// `str(1e16) == '1e+16'`.
+    #[test]
+    fn min_chars_counts_python_str_of_floats() {
+        let f = |n| Filter::MinChars {
+            column: "q".into(),
+            min_chars: n,
+        };
+        assert_eq!(py_str(&json!(1e-05)), "1e-05");
+        assert!(f(5).keep(&row(json!(1e-05))));
+        assert!(!f(6).keep(&row(json!(1e-05))));
+        assert_eq!(py_str(&json!(1e16)), "1e+16");
+        assert!(!f(6).keep(&row(json!(1e16))));
+        assert_eq!(py_str(&json!(0.0001)), "0.0001");
+        assert!(f(6).keep(&row(json!(0.0001))));
+        assert_eq!(py_str(&json!(2.0)), "2.0");
+        assert_eq!(py_str(&json!(true)), "True");
+        assert_eq!(py_str(&json!([1, "a"])), "[1, 'a']");
     }
 }

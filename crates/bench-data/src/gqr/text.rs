@@ -11,21 +11,16 @@ use sha2::Digest;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-/// Python `str.isspace()` / `re` `\s` for `str` patterns.
-pub fn is_py_space(c: char) -> bool {
-    matches!(c,
-        '\u{9}'..='\u{d}' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}'
-        | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
-}
+/// Python `str.isspace()` / `re` `\s` for `str` patterns (one definition, in
+/// `routeval_core::py`).
+pub use routeval_core::py::is_space as is_py_space;
 
 /// Python `re` `\w` for `str` patterns: general category `L*` or `N*`, or `_` (CPython 3.11,
 /// Unicode 14; one table shared with rag, in routeval-core).
 pub use routeval_core::py::is_py_word;
 
-/// Python `str.strip()` (strips [`is_py_space`] characters).
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_py_space)
-}
+/// Python `str.strip()` (strips [`is_py_space`] characters; `routeval_core::py::strip`).
+pub use routeval_core::py::strip as py_strip;
 
 /// The first `n` code points of `s` (Python `s[:n]`).
 pub fn truncate_chars(s: &str, n: usize) -> &str {

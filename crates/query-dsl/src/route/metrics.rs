@@ -92,16 +92,9 @@ impl BuiltinMetric {
     }
 }
 
-/// Python's `str.isspace()`.
-pub fn py_isspace(c: char) -> bool {
-    matches!(c, '\t'..='\r' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}'
-        | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
-}
-
-/// Python's `s.strip()` (no argument).
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_isspace)
-}
+/// Python's `str.isspace()` and `s.strip()` (no argument): one definition each, in
+/// `routeval_core::py`.
+pub use routeval_core::py::{is_space as py_isspace, strip as py_strip};
 
 /// F1 of the character multisets of `a` and `b` (see the module docs).
 pub fn char_f1(a: &str, b: &str) -> f64 {

@@ -36,20 +36,9 @@ pub fn json_round6(x: f64) -> String {
     out
 }
 
-/// `json.dumps` spelling of a float: `repr`, with `NaN`, `Infinity`, `-Infinity`.
-pub fn json_float(x: f64) -> String {
-    if x.is_nan() {
-        "NaN".into()
-    } else if x.is_infinite() {
-        if x > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        }
-    } else {
-        float_repr(x)
-    }
-}
+/// `json.dumps` spelling of a float: `repr`, with `NaN`, `Infinity`, `-Infinity` (one
+/// definition, `routeval_core::py::json_float`).
+pub use routeval_core::py::json_float;
 
 /// Python `format(x, "g")`: 6 significant digits, trailing zeros removed, exponent form
 /// below 1e-4 or from 1e6 (`1e-05`, `1e+06`).

@@ -5,10 +5,9 @@
 //! * `str.casefold()` (full C+F folding), not `to_lowercase`;
 //! * `str.isspace()`, which includes U+001C–U+001F unlike `char::is_whitespace`.
 //!
-//! The tables are generated from `golden/rag/unicode14_tables.json` (see
-//! `gen_unicode_tables.py`).
+//! The tables are generated from `data/unicode/unicode14_tables.json` by `cargo xtask codegen`.
 
-use super::unicode_tables::{CASEFOLD, MARK_RANGES, WHITESPACE};
+use super::unicode_tables::{CASEFOLD, MARK_RANGES};
 use std::cmp::Ordering;
 
 fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
@@ -25,14 +24,8 @@ fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
         .is_ok()
 }
 
-/// Python `str.isspace()` for one character.
-pub fn is_space(c: char) -> bool {
-    let cp = c as u32;
-    if cp < 0x80 {
-        return matches!(cp, 9..=13 | 28..=32);
-    }
-    WHITESPACE.binary_search(&cp).is_ok()
-}
+/// Python `str.isspace()` for one character (one definition, `routeval_core::py::is_space`).
+pub use routeval_core::py::is_space;
 
 /// Python `str.strip()` (whitespace as [`is_space`]).
 pub fn py_strip(s: &str) -> &str {

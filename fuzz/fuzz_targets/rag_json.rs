@@ -1,0 +1,27 @@
+//! rag's `json.loads`-compatible decoder (`rag::pyjson`): any text either parses or gives a
+//! CPython-style error; streaming an array agrees with parsing it whole; the Python views of a
+//! value (`str`, `repr`, JSON) never panic; `str.splitlines` never panics.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use routeval_retrieval_metrics::rag::pyjson;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let whole = pyjson::parse(text);
+    if let Ok(v) = &whole {
+        let _ = v.py_str();
+        let _ = v.py_repr();
+        let _ = v.to_json_value();
+        let _ = v.truthy();
+        let _ = v.clone().into_owned();
+    } else if let Err(e) = &whole {
+        let _ = e.to_string();
+    }
+    let mut items = Vec::new();
+    let streamed = pyjson::stream_array(text, |v| items.push(v.into_owned()));
+    if let (Ok(true), Ok(pyjson::PyValue::List(list))) = (&streamed, &whole) {
+        assert_eq!(list.len(), items.len());
+    }
+    let _ = pyjson::split_lines(text);
+});
