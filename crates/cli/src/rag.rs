@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use crate::common::{self, CmdResult};
 use routeval_core::gate::{self, Gate};
+use routeval_stats::Intervals;
 
 /// Program name printed in messages and in the summary header.
 const PROG: &str = "routeval rag";
@@ -90,6 +91,15 @@ struct RagArgs {
     /// `skip` (default) or `error` when a `where` path is missing from a case.
     #[arg(long = "on-missing-key")]
     on_missing_key: Option<String>,
+    /// Percentile bootstrap CI level of every metric (a fraction in (0, 1)).
+    #[arg(long = "ci")]
+    ci: Option<String>,
+    /// Bootstrap replicates of `--ci` (default 1000).
+    #[arg(long = "bootstrap")]
+    bootstrap: Option<String>,
+    /// Seed of the `--ci` bootstrap (default 42, as `trec` and `gqr score`).
+    #[arg(long = "seed", allow_negative_numbers = true)]
+    seed: Option<String>,
     #[arg(short = 'h', long = "help")]
     help: bool,
     #[arg(long)]
@@ -113,7 +123,8 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
                     [--embed-retries N] [--embed-backoff-ms MS]
                     [--qrels QRELS --run RUN] [--where JSON]
                     [--on-missing-key {skip,error}]
-                    [--fail-under METRIC=VALUE] [--version]
+                    [--fail-under METRIC=VALUE] [--ci LEVEL]
+                    [--bootstrap N] [--seed S] [--version]
                     CASES
 ";
 
@@ -153,6 +164,11 @@ options:
                         exit 3 when the mean of METRIC (a metric name below,
                         a fraction) is under VALUE or could not be computed;
                         repeatable; the reason goes to stderr
+  --ci LEVEL            add percentile bootstrap confidence intervals (LEVEL a
+                        fraction, e.g. 0.95) of every metric, resampling the
+                        cases that support it (text report and --json "ci")
+  --bootstrap N         bootstrap replicates of --ci (default: 1000)
+  --seed S              seed of the --ci bootstrap (default: 42)
   --embed-url URL       score similarity by cosine of embeddings from an
                         OpenAI-compatible /v1/embeddings endpoint
   --embed-model NAME    model name sent to --embed-url
@@ -392,6 +408,21 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     if let Err(e) = gate::validate(&gates, &Metric::ALL.map(|m| m.name().to_string())) {
         return usage_error(&e.to_string());
     }
+    let ci = match &args.ci {
+        None => None,
+        Some(s) => match crate::ci::parse_level(s) {
+            Ok(l) => Some(l),
+            Err(e) => return usage_error(&format!("argument --ci: {e}")),
+        },
+    };
+    if ci.is_none() && (args.bootstrap.is_some() || args.seed.is_some()) {
+        return usage_error("--bootstrap and --seed go with --ci LEVEL");
+    }
+    if ci.is_some() && format.is_some() {
+        return usage_error(
+            "argument --ci: not allowed with argument --format (rows have no intervals; use the report or --json)",
+        );
+    }
     let parse_num =
         |name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64| -> Result<u64, String> {
             match v {
@@ -446,6 +477,32 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         (Ok(b), Ok(t), Ok(r), Ok(bo)) => (b, t, r, bo),
         (Err(m), ..) | (_, Err(m), ..) | (_, _, Err(m), _) | (.., Err(m)) => {
             return usage_error(&m);
+        }
+    };
+    let ci = match ci {
+        None => None,
+        Some(level) => {
+            let replicates = match parse_num("bootstrap", &args.bootstrap, 1000, 1, 10_000_000) {
+                Ok(n) => n,
+                Err(m) => return usage_error(&m),
+            };
+            let seed = match &args.seed {
+                None => 42,
+                Some(s) => match py_int_str(s) {
+                    Some(v) if v >= 0 => v as u64,
+                    _ => {
+                        return usage_error(&format!(
+                            "argument --seed: invalid value: {} (expected an integer >= 0)",
+                            pyfmt::repr_str(s)
+                        ));
+                    }
+                },
+            };
+            Some(CiRequest {
+                level,
+                replicates,
+                seed,
+            })
         }
     };
     let trec_files = match (&args.qrels, &args.run) {
@@ -511,7 +568,8 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Ok(r) => r,
             Err(msg) => return input_error(&msg),
         };
-        if let Err(e) = write_outputs(&report, &args, format, weakest) {
+        let intervals = ci.map(|c| c.of(&report));
+        if let Err(e) = write_outputs(&report, &args, format, weakest, intervals.as_ref()) {
             return e.report();
         }
         return quality_gates(&report, args.strict, &gates);
@@ -591,7 +649,8 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     }
 
     // Outputs, in the reference's order: the file first, then stdout.
-    if let Err(e) = write_outputs(&report, &args, format, weakest) {
+    let intervals = ci.map(|c| c.of(&report));
+    if let Err(e) = write_outputs(&report, &args, format, weakest, intervals.as_ref()) {
         return e.report();
     }
     let status = quality_gates(&report, args.strict, &gates);
@@ -809,19 +868,71 @@ impl OutError {
     }
 }
 
+/// `--ci LEVEL [--bootstrap N] [--seed S]`, validated.
+#[derive(Debug, Clone, Copy)]
+struct CiRequest {
+    level: f64,
+    replicates: u64,
+    seed: u64,
+}
+
+impl CiRequest {
+    fn of(self, report: &RagReport) -> Intervals {
+        report.intervals(self.level, self.replicates, self.seed)
+    }
+}
+
+/// The report's JSON (`json.dumps(to_dict, indent=2)`, byte-identical to the reference)
+/// followed, with `--ci`, by a last `"ci"` member (indented the same way).
+fn write_report_json<W: Write + Send>(
+    report: &RagReport,
+    intervals: Option<&Intervals>,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let Some(iv) = intervals else {
+        return report.write_json(w);
+    };
+    let mut v = Vec::new();
+    report.write_json(&mut v)?;
+    // The reference's object ends with "\n}"; insert the extra member before it.
+    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        v.pop();
+    }
+    if v.last() != Some(&b'}') {
+        return Err(std::io::Error::other("report JSON does not end with '}'"));
+    }
+    v.pop();
+    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        v.pop();
+    }
+    let block = serde_json::to_string_pretty(&crate::ci::to_json(iv))
+        .map_err(std::io::Error::other)?
+        .replace('\n', "\n  ");
+    w.write_all(&v)?;
+    write!(w, ",\n  \"ci\": {block}\n}}")
+}
+
 fn write_outputs(
     report: &RagReport,
     args: &RagArgs,
     format: Option<RowFormat>,
     weakest: i64,
+    intervals: Option<&Intervals>,
 ) -> Result<(), OutError> {
-    let text = || report.render(PROG, weakest);
+    let text = || {
+        let mut t = report.render(PROG, weakest);
+        if let Some(iv) = intervals {
+            t.push_str("\n\n");
+            t.push_str(crate::ci::render_text(iv, |x| format!("{x:.4}")).trim_end());
+        }
+        t
+    };
     if let Some(path) = &args.output {
         let bytes = match format {
             Some(f) => rows(report, f),
             None if path.to_lowercase().ends_with(".json") => {
                 let mut v = Vec::new();
-                let _ = report.write_json(&mut v);
+                let _ = write_report_json(report, intervals, &mut v);
                 v.push(b'\n');
                 v
             }
@@ -841,8 +952,7 @@ fn write_outputs(
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.
             drop(out);
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-            let res = report
-                .write_json(&mut w)
+            let res = write_report_json(report, intervals, &mut w)
                 .and_then(|()| w.write_all(b"\n"))
                 .and_then(|()| w.flush());
             out = stdout.lock();

@@ -1,4 +1,4 @@
-//! `--ci LEVEL --bootstrap N --seed S` on trec, crb eval and gqr score: the documented JSON
+//! `--ci LEVEL --bootstrap N --seed S` on trec, rag, crb eval and gqr score: the documented JSON
 //! block, intervals around the point estimate, the same intervals on any number of threads,
 //! and a different seed giving different replicates.
 
@@ -163,4 +163,117 @@ fn gqr_score_ci() {
     check(&args, &["id_accuracy", "ood_accuracy"], |v, m| {
         v[m].as_f64().unwrap()
     });
+}
+
+/// 40 id-only cases: `relevant` is one id, found at rank `i % 4 + 1` or (every fifth case)
+/// not retrieved at all, so every retrieval metric varies across cases.
+fn rag_cases(dir: &Path) -> String {
+    let mut cases = Vec::new();
+    for i in 0..40 {
+        let retrieved: Vec<String> = (0..4).map(|r| format!("d{i}_{r}")).collect();
+        let relevant = if i % 5 == 0 {
+            format!("missing{i}")
+        } else {
+            format!("d{i}_{}", i % 4)
+        };
+        cases.push(serde_json::json!({
+            "id": format!("q{i}"),
+            "query": format!("question {i}"),
+            "retrieved": retrieved,
+            "relevant": [relevant],
+        }));
+    }
+    let p = dir.join("cases.json");
+    std::fs::write(&p, serde_json::to_string(&cases).unwrap()).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn rag_ci() {
+    let d = tempfile::tempdir().unwrap();
+    let cases = rag_cases(d.path());
+    let args = [
+        "rag",
+        &cases,
+        "--json",
+        "--ci",
+        "0.9",
+        "--bootstrap",
+        "300",
+        "--seed",
+        "7",
+    ];
+    let metrics = [
+        "precision_at_k",
+        "recall_at_k",
+        "mrr",
+        "ndcg_at_k",
+        "hit_rate",
+    ];
+    check(&args, &metrics, |v, m| v["metrics"][m].as_f64().unwrap());
+    let with = json(&args, "2");
+    assert_eq!(with["ci"]["units"], "cases supporting each metric");
+    // Intervals are real: hit_rate is 0 on 8 of 40 cases, so its interval is not a point.
+    let hr = with["ci"]["intervals"]["hit_rate"].as_array().unwrap();
+    assert!(
+        hr[0].as_f64().unwrap() < 0.8 && hr[1].as_f64().unwrap() > 0.8,
+        "{hr:?}"
+    );
+
+    // Without --ci the bytes are the reference's; with it, the same bytes plus a last member.
+    let run = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_routeval"))
+            .args(["rag", &cases, "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let plain = run(&[]);
+    let ci = run(&["--ci", "0.9"]);
+    let body = plain.trim_end().strip_suffix('}').unwrap().trim_end();
+    assert!(ci.starts_with(body), "the report's bytes changed with --ci");
+    assert!(
+        ci[body.len()..].starts_with(",\n  \"ci\": {"),
+        "{}",
+        &ci[body.len()..]
+    );
+    // A different seed draws different replicates.
+    let other = json(
+        &[
+            "rag",
+            &cases,
+            "--json",
+            "--ci",
+            "0.9",
+            "--bootstrap",
+            "300",
+            "--seed",
+            "8",
+        ],
+        "1",
+    );
+    assert_ne!(other["ci"]["intervals"], with["ci"]["intervals"]);
+    // The text report ends with the block.
+    let text = Command::new(env!("CARGO_BIN_EXE_routeval"))
+        .args(["rag", &cases, "--ci", "0.95"])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("95% bootstrap confidence intervals (1000 replicates over cases supporting each metric, seed 42)"), "{t}");
+    // Rows have no intervals; --bootstrap alone means nothing.
+    for bad in [
+        vec!["--ci", "0.9", "--format", "csv"],
+        vec!["--bootstrap", "10"],
+        vec!["--ci", "1.5"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_routeval"))
+            .args(["rag", &cases])
+            .args(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(o.stdout.is_empty());
+    }
 }

@@ -425,6 +425,37 @@ pub const FRAME_BASE_COLUMNS: [&str; 7] = [
 ];
 
 impl RagReport {
+    /// Percentile bootstrap confidence intervals of each metric's mean (`rag --ci`), in
+    /// [`metrics`](Self::metrics) order: for each metric, the cases that produced it (its
+    /// [`support`](Self::support)) are resampled with replacement `replicates` times
+    /// (replicate `r` draws from `StatsRng::for_replicate(seed, r)`) and the mean recomputed;
+    /// `level` is a fraction in (0, 1). Units: `"cases supporting each metric"`. Deterministic
+    /// for a seed on any number of threads; values are fractions, like the means.
+    pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
+        let intervals = self
+            .metrics
+            .iter()
+            .map(|&(m, _)| {
+                let values: Vec<f64> = self
+                    .per_case
+                    .iter()
+                    .filter_map(|c| c.metrics.iter().find(|(cm, _)| *cm == m).map(|(_, v)| *v))
+                    .collect();
+                (
+                    m.name().to_string(),
+                    routeval_stats::mean_ci(&values, replicates, seed, level),
+                )
+            })
+            .collect();
+        routeval_stats::Intervals {
+            level,
+            replicates,
+            seed,
+            units: "cases supporting each metric".into(),
+            intervals,
+        }
+    }
+
     /// The mean of a metric by name (`"mrr"`), if any case produced it.
     pub fn metric(&self, name: &str) -> Option<f64> {
         let m = Metric::from_name(name)?;
