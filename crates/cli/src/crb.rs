@@ -472,10 +472,26 @@ fn eval(a: EvalArgs) -> CmdResult {
     warnings.extend(duplicate_step_warnings(&rows, &bank_name));
     // 3. Predict.
     let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
-    let predictions = predict("--predictor", &a.predictor, &a, &values, &checked, &rows, &mut warnings)?;
+    let predictions = predict(
+        "--predictor",
+        &a.predictor,
+        &a,
+        &values,
+        &checked,
+        &rows,
+        &mut warnings,
+    )?;
     let baseline_predictions = match &a.baseline_predictor {
         None => None,
-        Some(spec) => Some(predict("--baseline-predictor", spec, &a, &values, &checked, &rows, &mut warnings)?),
+        Some(spec) => Some(predict(
+            "--baseline-predictor",
+            spec,
+            &a,
+            &values,
+            &checked,
+            &rows,
+            &mut warnings,
+        )?),
     };
     drop(values);
     // The baseline's records: the same rows (cloned) with its predictions.
@@ -559,9 +575,12 @@ fn eval(a: EvalArgs) -> CmdResult {
             let bunits = ScoresV2Units::from_walk(brecs, &bm.steps);
             let deltas = units
                 .compare(&bunits, level, a.ci.replicates, a.seed as u64)
-                .ok_or_else(|| Failure::bad_input("--baseline-predictor: the trajectories differ"))?;
-            let mcnemar = routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
-                .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
+                .ok_or_else(|| {
+                    Failure::bad_input("--baseline-predictor: the trajectories differ")
+                })?;
+            let mcnemar =
+                routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
+                    .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
             Some(baseline::Comparison {
                 spec: a.baseline_predictor.clone().unwrap_or_default(),
                 level,

@@ -825,8 +825,7 @@ fn score(a: ScoreArgs) -> CmdResult {
     let comparison = match &a.baseline {
         None => None,
         Some(bp) => {
-            let (blabels, blines) =
-                labels_from_file(bp, id_rows.iter().chain(ood_rows), total)?;
+            let (blabels, blines) = labels_from_file(bp, id_rows.iter().chain(ood_rows), total)?;
             let mut bpreds: Vec<i64> = Vec::with_capacity(total);
             for ((r, l), ln) in id_rows.iter().chain(ood_rows).zip(&blabels).zip(&blines) {
                 let p = if a.unseen { l.cast() } else { l.strict() };
@@ -1168,7 +1167,15 @@ fn baseline_table(
     row(
         &mut t,
         "set",
-        &["accuracy", "baseline", "delta", "only run", "only base", "p", "p (Holm)"],
+        &[
+            "accuracy",
+            "baseline",
+            "delta",
+            "only run",
+            "only base",
+            "p",
+            "p (Holm)",
+        ],
         "",
     );
     for s in &c.sets {
