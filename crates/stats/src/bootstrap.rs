@@ -147,6 +147,56 @@ where
         .collect()
 }
 
+/// Percentile CIs of `k` means from the same resamples, for a row-major table `rows` of
+/// `n_units × k` values (`rows[u * k + j]` = column `j` on unit `u`): the paired bootstrap CIs
+/// of many mean differences at once (`routeval compare`). Replicate `r` draws the same unit
+/// indices as [`bootstrap_ci_multi`] (`StatsRng::for_replicate(seed, r)`), turns them into
+/// per-unit counts and computes each mean as `Σ_u count_u · rows[u][j] / n_units` in one
+/// sequential pass over the table — the same resample as summing the drawn rows, without
+/// random access to them (the sums differ only by float rounding order). NaN intervals when
+/// `n_units = 0`. Deterministic for a seed on any number of threads.
+pub fn bootstrap_mean_ci_table(
+    rows: &[f64],
+    n_units: usize,
+    k: usize,
+    replicates: u64,
+    seed: u64,
+    level: f64,
+) -> Vec<BootstrapCi> {
+    let stats: Vec<Vec<f64>> = (0..replicates as usize)
+        .into_par_iter()
+        .map_init(
+            || (vec![0usize; n_units], vec![0u32; n_units]),
+            |(idx, counts), r| {
+                let mut out = vec![0.0f64; k];
+                if n_units == 0 || rows.len() < n_units * k {
+                    out.fill(f64::NAN);
+                    return out;
+                }
+                StatsRng::for_replicate(seed, r as u64).fill_indices(n_units, idx);
+                counts.fill(0);
+                for &u in idx.iter() {
+                    counts[u] += 1;
+                }
+                for (row, &c) in rows.chunks_exact(k).zip(counts.iter()) {
+                    if c != 0 {
+                        let w = c as f64;
+                        for (o, v) in out.iter_mut().zip(row) {
+                            *o += w * v;
+                        }
+                    }
+                }
+                let nf = n_units as f64;
+                out.iter_mut().for_each(|o| *o /= nf);
+                out
+            },
+        )
+        .collect();
+    (0..k)
+        .map(|j| percentile_interval(stats.iter().map(|row| row[j]).collect(), level))
+        .collect()
+}
+
 /// Stratified resampling: each stratum (a list of unit indices) is resampled with replacement
 /// to its own size, independently; `statistic` receives the concatenation of the resampled
 /// unit indices, stratum by stratum in the given order (so stratum sizes, and e.g. benchmark
@@ -245,6 +295,32 @@ mod tests {
             1.0
         });
         assert_eq!(reps.len(), 50);
+    }
+
+    #[test]
+    fn table_means_equal_summing_the_drawn_rows() {
+        let (n, k) = (37, 3);
+        let rows: Vec<f64> = (0..n * k)
+            .map(|i| ((i * 7919) % 101) as f64 / 13.0 - 3.0)
+            .collect();
+        let fast = bootstrap_mean_ci_table(&rows, n, k, 400, 11, 0.9);
+        let slow = bootstrap_ci_multi(n, 400, 11, 0.9, k, |idx, out| {
+            out.fill(0.0);
+            for &u in idx {
+                for (o, v) in out.iter_mut().zip(&rows[u * k..(u + 1) * k]) {
+                    *o += v;
+                }
+            }
+            out.iter_mut().for_each(|o| *o /= n as f64);
+        });
+        for (a, b) in fast.iter().zip(&slow) {
+            assert!((a.low - b.low).abs() < 1e-12 && (a.high - b.high).abs() < 1e-12);
+        }
+        assert!(
+            bootstrap_mean_ci_table(&[], 0, 2, 10, 0, 0.9)[1]
+                .low
+                .is_nan()
+        );
     }
 
     #[test]

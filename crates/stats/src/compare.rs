@@ -12,7 +12,7 @@
 //! is written as `null`.
 
 use crate::StatsError;
-use crate::bootstrap::bootstrap_ci_multi;
+use crate::bootstrap::bootstrap_mean_ci_table;
 use crate::multitest::{Correction, adjust};
 use crate::paired::{PairedTest, cohens_dz, mean, wins_ties_losses};
 use rayon::prelude::*;
@@ -348,30 +348,10 @@ pub fn compare_systems(
                 rows[u * k + j] = *v;
             }
         }
-        let nf = n_units as f64;
-        bootstrap_ci_multi(
-            n_units,
-            opts.ci_replicates,
-            opts.seed,
-            level,
-            k,
-            |idx, out| {
-                out.fill(0.0);
-                for &u in idx {
-                    for (o, v) in out.iter_mut().zip(&rows[u * k..(u + 1) * k]) {
-                        *o += v;
-                    }
-                }
-                if n_units == 0 {
-                    out.fill(f64::NAN);
-                } else {
-                    out.iter_mut().for_each(|o| *o /= nf);
-                }
-            },
-        )
-        .into_iter()
-        .map(|ci| [ci.low, ci.high])
-        .collect()
+        bootstrap_mean_ci_table(&rows, n_units, k, opts.ci_replicates, opts.seed, level)
+            .into_iter()
+            .map(|ci| [ci.low, ci.high])
+            .collect()
     });
     let pvals: Vec<f64> = raw.iter().map(|r| r.0).collect();
     let adj = adjust(&pvals, opts.alpha, opts.correction);
