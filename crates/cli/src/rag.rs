@@ -471,6 +471,9 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             "argument --baseline: not allowed with argument --format (rows are per case; use the report or --json)",
         );
     }
+    if args.baseline.as_deref() == Some("-") && args.cases.as_deref() == Some("-") {
+        return usage_error("argument --baseline: CASES and CASES2 cannot both be \"-\" (stdin)");
+    }
     if args.baseline.is_some() && (args.qrels.is_some() || args.run.is_some()) {
         return usage_error("--baseline compares CASES files; it does not apply to --qrels/--run");
     }

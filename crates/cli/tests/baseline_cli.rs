@@ -738,6 +738,8 @@ fn rag_baseline_pairs_by_position_without_ids_and_refuses_mismatches() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--test goes with --baseline"));
     let o = run(&["rag", ap, "--baseline", bp, "--format", "csv"], "1");
     assert_eq!(o.status.code(), Some(2));
+    let o = run(&["rag", "-", "--baseline", "-"], "1");
+    assert_eq!(o.status.code(), Some(2));
     let o = run(&["rag", ap, "--baseline", bp, "--test", "z"], "1");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("invalid choice: 'z'"));
