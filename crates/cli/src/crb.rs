@@ -9,6 +9,7 @@
 //! process) and the OpenAI-compatible classifier (HTTP, see [`llm`]).
 
 pub(crate) mod bank_source;
+mod baseline;
 mod llm;
 mod sweep;
 
@@ -94,6 +95,13 @@ pub(crate) struct EvalArgs {
     /// `llm` (OpenAI-compatible digit classifier, see `--llm-*`).
     #[arg(long)]
     predictor: String,
+    /// A baseline router on the same rows (same forms as `--predictor`): adds a paired
+    /// comparison — each `scores_v2` headline delta (run − baseline, percentage points) with a
+    /// paired bootstrap CI (the same trajectories drawn for both, within each benchmark;
+    /// `--ci` level, default 0.95; `--bootstrap`, `--seed`), and an exact McNemar test on
+    /// per-row case pass.
+    #[arg(long, value_name = "SPEC")]
+    baseline_predictor: Option<String>,
     /// With `--predictor cmd:`: seconds to wait for each answer before giving up (the
     /// command's process group is then killed and the run fails, exit 2).
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numarg::timeout_secs, allow_hyphen_values = true)]
@@ -539,58 +547,51 @@ fn eval(a: EvalArgs) -> CmdResult {
     warnings.extend(duplicate_step_warnings(&rows, &bank_name));
     // 3. Predict.
     let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
-    let predictions = {
-        let spec = a.predictor.as_str();
-        if spec == "llm" {
-            let mut p = llm::LlmPredictor::new(&a.llm)?;
-            let out = p.predict_batch(&values);
-            let (failed, first) = p.transport_failures();
-            if failed > 0 && failed == values.len() && !a.llm.allow_errors {
-                return Err(Failure::bad_input(format!(
-                    "--predictor llm: all {failed} row(s) failed to get an answer from the server (first: {}); nothing to score (--allow-errors scores them as predictor errors)",
-                    first.unwrap_or_default()
-                )));
+    let predictions = predict(
+        "--predictor",
+        &a.predictor,
+        &a,
+        &values,
+        &checked,
+        &rows,
+        &mut warnings,
+    )?;
+    let baseline_predictions = match &a.baseline_predictor {
+        None => None,
+        Some(spec) => Some(predict(
+            "--baseline-predictor",
+            spec,
+            &a,
+            &values,
+            &checked,
+            &rows,
+            &mut warnings,
+        )?),
+    };
+    drop(values);
+    // The baseline's records: the same rows (cloned) with its predictions.
+    let baseline_records = match baseline_predictions {
+        None => None,
+        Some(preds) => {
+            let spec = a.baseline_predictor.as_deref().unwrap_or_default();
+            let mut recs = Vec::with_capacity(rows.len());
+            for ((row, c), p) in rows.iter().zip(&checked).zip(preds) {
+                let gold = Tier::from_id(c.gold).expect("checked range");
+                let rec = make_record(
+                    row.value.clone(),
+                    c.id.clone(),
+                    c.benchmark.clone(),
+                    gold,
+                    p,
+                )
+                .map_err(|e| {
+                    Failure::bad_input(format!("{bank_name}:{}: {e} (from {spec})", row.line))
+                })?;
+                recs.push(rec);
             }
-            out
-        } else if let Some(cmd) = spec.strip_prefix("cmd:") {
-            let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
-            CommandPredictor::spawn(cmd, a.cmd_timeout)?.run(&values, &ids)?
-        } else {
-            let mut p: Box<dyn TierPredictor> = if spec == "gold" {
-                Box::new(GoldPredictor)
-            } else if let Some(t) = spec.strip_prefix("tier:") {
-                Box::new(ConstantPredictor(parse_tier(t).ok_or_else(|| {
-                Failure::bad_input(format!(
-                    "--predictor: unknown tier {t:?} (expected low, mid, mid_high, high or 0..3)"
-                ))
-            })?))
-            } else if let Some(path) = spec.strip_prefix("file:") {
-                let (pm, ids) = load_predictions(Path::new(path))?;
-                if let Some(w) = unmatched_predictions_warning(&ids, &rows, path) {
-                    warnings.push(w);
-                }
-                Box::new(pm)
-            } else {
-                return Err(Failure::bad_input(format!(
-                    "--predictor: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
-                )));
-            };
-            p.predict_batch(&values)
+            Some(recs)
         }
     };
-    if let Some(w) = predictor_error_summary(&predictions, &checked) {
-        eprintln!("{w}");
-    }
-    let missing = predictions
-        .iter()
-        .filter(|p| matches!(p, Err(e) if e.starts_with("no prediction for row id")))
-        .count();
-    if missing > 0 {
-        warnings.push(format!(
-            "{missing} rows had no prediction in {} and count as predictor errors",
-            a.predictor
-        ));
-    }
     let counts = benchmark_counts(checked.iter().map(|c| c.benchmark.as_str()));
     let mut records = Vec::with_capacity(rows.len());
     let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
@@ -606,7 +607,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     // 4. Tokenizers for the tiers that occur.
     let mut needed = [false; 4];
     needed[Tier::High as usize] = true;
-    for r in &records {
+    for r in records.iter().chain(baseline_records.iter().flatten()) {
         needed[r.gold as usize] = true;
         if let Some(p) = r.pred() {
             needed[p as usize] = true;
@@ -625,27 +626,11 @@ fn eval(a: EvalArgs) -> CmdResult {
         );
     }
     // 5. Score.
-    let mut ctx = WalkContext::new(&records, &toks);
-    let m = CrbMetrics::compute(&records, &mut ctx).map_err(|e| {
-        let i = e.record();
-        let rec = &records[i];
-        let what = match &e {
-            WalkError::Count { source, .. } => source
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
-            WalkError::StepIndex(..) => "step_index must be a number".to_string(),
-            other => other.to_string(),
-        };
-        Failure::bad_input(format!(
-            "{bank_name}:{}: row {}: {what}",
-            lines[i],
-            id_repr(&rec.id)
-        ))
-    })?;
+    let m = score_records(&records, &toks, &bank_name, &lines)?;
+    let baseline = match &baseline_records {
+        None => None,
+        Some(b) => Some(score_records(b, &toks, &bank_name, &lines)?),
+    };
     let sel = Selection {
         shard: bank_name.clone(),
         sample_mode: sample_mode.into(),
@@ -658,6 +643,31 @@ fn eval(a: EvalArgs) -> CmdResult {
     let intervals =
         a.ci.ci_level
             .map(|level| units.intervals(level, a.ci.replicates, a.seed as u64));
+    // --baseline-predictor: paired trajectory bootstrap of the deltas, McNemar on case pass.
+    let comparison = match (&baseline_records, &baseline) {
+        (Some(brecs), Some(bm)) => {
+            let level = a.ci.ci_level.unwrap_or(0.95);
+            let bunits = ScoresV2Units::from_walk(brecs, &bm.steps);
+            let deltas = units
+                .compare(&bunits, level, a.ci.replicates, a.seed as u64)
+                .ok_or_else(|| {
+                    Failure::bad_input("--baseline-predictor: the trajectories differ")
+                })?;
+            let mcnemar =
+                routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
+                    .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
+            Some(baseline::Comparison {
+                spec: a.baseline_predictor.clone().unwrap_or_default(),
+                level,
+                replicates: a.ci.replicates,
+                seed: a.seed as u64,
+                deltas,
+                mcnemar,
+                rows: records.len() as u64,
+            })
+        }
+        _ => None,
+    };
     let mut summary = build_summary(&a.predictor, &sel, &mut records, &m, None, a.json);
     let names = toks.encoder_names();
     let mut enc = Map::new();
@@ -676,6 +686,9 @@ fn eval(a: EvalArgs) -> CmdResult {
     );
     if let Some(iv) = &intervals {
         summary.insert("ci".into(), crate::ci::to_json(iv));
+    }
+    if let Some(c) = &comparison {
+        summary.insert("baseline".into(), c.to_json());
     }
     let md = a.format == crate::report::TextFormat::Md;
     let report = (md || a.html.html.is_some()).then(|| {
@@ -704,10 +717,108 @@ fn eval(a: EvalArgs) -> CmdResult {
             t.push('\n');
             t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));
         }
+        if let Some(c) = &comparison {
+            t.push('\n');
+            t.push_str(&c.render());
+        }
         t
     };
     emit(a.output.as_ref(), out.as_bytes())?;
     a.gates.apply(&m.scores_v2)
+}
+
+/// `CrbMetrics` of evaluated records (the walk over every trajectory); a walk error names the
+/// bank line and row id.
+fn score_records(
+    records: &[routeval_routing_scores::crb::records::EvalRecord],
+    toks: &routeval_tier_cost::tokens::TierTokenizers,
+    bank_name: &str,
+    lines: &[u64],
+) -> Result<CrbMetrics, Failure> {
+    let mut ctx = WalkContext::new(records, toks);
+    CrbMetrics::compute(records, &mut ctx).map_err(|e| {
+        let i = e.record();
+        let rec = &records[i];
+        let what = match &e {
+            WalkError::Count { source, .. } => source
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
+            WalkError::StepIndex(..) => "step_index must be a number".to_string(),
+            other => other.to_string(),
+        };
+        Failure::bad_input(format!(
+            "{bank_name}:{}: row {}: {what}",
+            lines[i],
+            id_repr(&rec.id)
+        ))
+    })
+}
+
+/// Run the predictor `spec` (`gold`, `tier:NAME`, `file:PATH`, `cmd:COMMAND`, `llm`) on the
+/// selected rows, in order; rows without a prediction count as predictor errors (a warning
+/// says how many).
+fn predict(
+    flag: &str,
+    spec: &str,
+    a: &EvalArgs,
+    values: &[&Value],
+    checked: &[routeval_bench_data::crb::CheckedRow],
+    rows: &[BankRow],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Result<TierPrediction, String>>, Failure> {
+    let predictions = if spec == "llm" {
+        let mut p = llm::LlmPredictor::new(&a.llm)?;
+        let out = p.predict_batch(values);
+        let (failed, first) = p.transport_failures();
+        if failed > 0 && failed == values.len() && !a.llm.allow_errors {
+            return Err(Failure::bad_input(format!(
+                "{flag} llm: all {failed} row(s) failed to get an answer from the server (first: {}); nothing to score (--allow-errors scores them as predictor errors)",
+                first.unwrap_or_default()
+            )));
+        }
+        out
+    } else if let Some(cmd) = spec.strip_prefix("cmd:") {
+        let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
+        CommandPredictor::spawn(cmd, a.cmd_timeout)?.run(values, &ids)?
+    } else {
+        let mut p: Box<dyn TierPredictor> = if spec == "gold" {
+            Box::new(GoldPredictor)
+        } else if let Some(t) = spec.strip_prefix("tier:") {
+            Box::new(ConstantPredictor(parse_tier(t).ok_or_else(|| {
+                Failure::bad_input(format!(
+                    "{flag}: unknown tier {t:?} (expected low, mid, mid_high, high or 0..3)"
+                ))
+            })?))
+        } else if let Some(path) = spec.strip_prefix("file:") {
+            let (pm, ids) = load_predictions(Path::new(path))?;
+            if let Some(w) = unmatched_predictions_warning(&ids, rows, path) {
+                warnings.push(w);
+            }
+            Box::new(pm)
+        } else {
+            return Err(Failure::bad_input(format!(
+                "{flag}: unknown predictor {spec:?} (expected gold, tier:NAME, file:PATH, cmd:COMMAND or llm)"
+            )));
+        };
+        p.predict_batch(values)
+    };
+    if let Some(w) = predictor_error_summary(&predictions, checked) {
+        eprintln!("{w}");
+    }
+    let missing = predictions
+        .iter()
+        .filter(|p| matches!(p, Err(e) if e.starts_with("no prediction for row id")))
+        .count();
+    if missing > 0 {
+        warnings.push(format!(
+            "{missing} rows had no prediction in {spec} and count as predictor errors"
+        ));
+    }
+    Ok(predictions)
 }
 
 /// One warning line for prediction ids that match no evaluated row (they are ignored): how many,

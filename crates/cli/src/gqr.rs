@@ -132,6 +132,12 @@ struct ScoreArgs {
     /// "correct", "latency_ms"} (`latency_ms` null with `--predictions`).
     #[arg(long, value_name = "PATH")]
     rows: Option<PathBuf>,
+    /// A baseline router's predictions on the same rows (the `--predictions` format, `-` =
+    /// stdin): adds a paired comparison — per set the accuracy delta with an exact McNemar
+    /// test (Holm-adjusted over the sets), and the ID/OOD accuracy and GQR-score deltas with
+    /// paired bootstrap CIs (`--ci` level, default 0.95; `--bootstrap`, `--seed`).
+    #[arg(long, value_name = "PREDICTIONS")]
+    baseline: Option<PathBuf>,
     /// Score GQR-unseen (the nine unseen ID sets with the OOD sets) instead of GQR.
     #[arg(long)]
     unseen: bool,
@@ -530,6 +536,54 @@ fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel,
     Ok(preds)
 }
 
+/// The labels of `rows` from a predictions file (`--predictions`, `--baseline`), with the line
+/// each came from. Every row needs a prediction (else exit 2 naming the first missing ids);
+/// ids outside the scored rows are ignored with one stderr warning (count and first).
+fn labels_from_file<'a>(
+    p: &std::path::Path,
+    rows: impl Iterator<Item = &'a ExportRow>,
+    total: usize,
+) -> Result<(Vec<RawLabel>, Vec<u64>), Failure> {
+    let mut preds = read_predictions(p)?;
+    let mut labels = Vec::with_capacity(total);
+    let mut lines = Vec::with_capacity(total);
+    let mut absent = Vec::new();
+    for r in rows {
+        match preds.remove(&r.id) {
+            Some((l, ln)) => {
+                labels.push(l);
+                lines.push(ln);
+            }
+            None => absent.push(r.id.clone()),
+        }
+    }
+    if !absent.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "{}: no prediction for {} of {total} rows (first: {})",
+            display_name(p),
+            absent.len(),
+            absent
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if !preds.is_empty() {
+        let mut extra: Vec<(&String, u64)> = preds.iter().map(|(k, v)| (k, v.1)).collect();
+        extra.sort_by_key(|x| x.1);
+        eprintln!(
+            "warning: {}: {} predictions have ids not in the scored sets and were ignored (first: line {} {:?})",
+            display_name(p),
+            extra.len(),
+            extra[0].1,
+            extra[0].0
+        );
+    }
+    Ok((labels, lines))
+}
+
 /// The input of `path`'s check that it is none of our inputs: `--rows`/`--save-predictions`
 /// never overwrite `--predictions`.
 fn not_an_input(path: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(), Failure> {
@@ -637,7 +691,18 @@ fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &st
 }
 
 fn score(a: ScoreArgs) -> CmdResult {
-    let inputs: Vec<&std::path::Path> = a.predictions.iter().map(PathBuf::as_path).collect();
+    let inputs: Vec<&std::path::Path> = a
+        .predictions
+        .iter()
+        .chain(&a.baseline)
+        .map(PathBuf::as_path)
+        .collect();
+    let stdin = Some(std::path::Path::new("-"));
+    if a.predictions.as_deref() == stdin && a.baseline.as_deref() == stdin {
+        return Err(Failure::bad_input(
+            "--predictions and --baseline cannot both read stdin",
+        ));
+    }
     if a.save_predictions.is_some() && a.cmd.is_none() {
         return Err(Failure::bad_input(
             "--save-predictions saves the answers of --cmd ROUTER (with --predictions they are already in a file)",
@@ -700,41 +765,7 @@ fn score(a: ScoreArgs) -> CmdResult {
     let mut latency = Latency::default();
     match (&a.predictions, &a.cmd) {
         (Some(p), _) => {
-            let mut preds = read_predictions(p)?;
-            let mut absent = Vec::new();
-            for r in id_rows.iter().chain(ood_rows) {
-                match preds.remove(&r.id) {
-                    Some((l, ln)) => {
-                        labels.push(l);
-                        label_lines.push(ln);
-                    }
-                    None => absent.push(r.id.clone()),
-                }
-            }
-            if !absent.is_empty() {
-                return Err(Failure::bad_input(format!(
-                    "{}: no prediction for {} of {total} rows (first: {})",
-                    display_name(p),
-                    absent.len(),
-                    absent
-                        .iter()
-                        .take(3)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            if !preds.is_empty() {
-                let mut extra: Vec<(&String, u64)> = preds.iter().map(|(k, v)| (k, v.1)).collect();
-                extra.sort_by_key(|x| x.1);
-                eprintln!(
-                    "warning: {}: {} predictions have ids not in the scored sets and were ignored (first: line {} {:?})",
-                    display_name(p),
-                    extra.len(),
-                    extra[0].1,
-                    extra[0].0
-                );
-            }
+            (labels, label_lines) = labels_from_file(p, id_rows.iter().chain(ood_rows), total)?;
         }
         (None, Some(cmd)) => {
             let mut router = Router::spawn(cmd, a.cmd_timeout)?;
@@ -805,6 +836,29 @@ fn score(a: ScoreArgs) -> CmdResult {
     let intervals =
         a.ci.ci_level
             .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
+    // --baseline: the other router's labels on the same rows, under the same type rules.
+    let comparison = match &a.baseline {
+        None => None,
+        Some(bp) => {
+            let (blabels, blines) = labels_from_file(bp, id_rows.iter().chain(ood_rows), total)?;
+            let mut bpreds: Vec<i64> = Vec::with_capacity(total);
+            for ((r, l), ln) in id_rows.iter().chain(ood_rows).zip(&blabels).zip(&blines) {
+                let p = if a.unseen { l.cast() } else { l.strict() };
+                bpreds.push(p.map_err(|e| {
+                    Failure::bad_input(format!(
+                        "{}:{ln}: {e} (prediction for {})",
+                        display_name(bp),
+                        r.id
+                    ))
+                })?);
+            }
+            let level = a.ci.ci_level.unwrap_or(0.95);
+            let c = run_strata
+                .compare(&strata(&bpreds), level, a.ci.replicates, a.seed)
+                .ok_or_else(|| Failure::bad_input("--baseline: the rows differ"))?;
+            Some((display_name(bp), level, c))
+        }
+    };
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     let rows_in = |rows: &[ExportRow], set: &str| rows.iter().filter(|r| r.dataset == set).count();
@@ -1105,6 +1159,13 @@ fn score(a: ScoreArgs) -> CmdResult {
         report.insert("ci".into(), crate::ci::to_json(iv));
         table.push_str(&crate::ci::render_text(iv, pct));
     }
+    if let Some((name, level, c)) = &comparison {
+        report.insert(
+            "baseline".into(),
+            baseline_json(name, *level, a.ci.replicates, a.seed, c),
+        );
+        table.push_str(&baseline_table(name, *level, a.ci.replicates, a.seed, c));
+    }
     report.insert("data".into(), json!(data.origin));
     let md = a.format == crate::report::TextFormat::Md;
     let doc = (md || a.html.html.is_some()).then(|| {
@@ -1145,4 +1206,124 @@ fn score(a: ScoreArgs) -> CmdResult {
     };
     emit(a.output.as_ref(), out.as_bytes())?;
     a.gates.apply(scored.as_ref())
+}
+
+/// `gqr score --baseline`'s JSON block: `{"predictions", "level", "replicates", "seed",
+/// "sets": [{"set", "rows", "accuracy", "baseline_accuracy", "delta", "mcnemar": {"b", "c",
+/// "p_value"}, "p_adjusted"}], "metrics": [{"metric", "value", "baseline", "delta", "ci"}]}`
+/// (fractions; `b` = rows only this router got right, `c` = rows only the baseline got right;
+/// non-finite numbers `null`).
+fn baseline_json(
+    name: &str,
+    level: f64,
+    replicates: u64,
+    seed: u64,
+    c: &routeval_routing_scores::gqr::GqrComparison,
+) -> Value {
+    let sets: Vec<Value> = c
+        .sets
+        .iter()
+        .map(|s| {
+            json!({
+                "set": s.set,
+                "rows": s.rows,
+                "accuracy": f(s.accuracy),
+                "baseline_accuracy": f(s.baseline_accuracy),
+                "delta": f(s.delta),
+                "mcnemar": {"b": s.mcnemar.b, "c": s.mcnemar.c, "p_value": f(s.mcnemar.p_value)},
+                "p_adjusted": f(s.p_adjusted),
+            })
+        })
+        .collect();
+    json!({
+        "predictions": name,
+        "level": level,
+        "replicates": replicates,
+        "seed": seed,
+        "sets": sets,
+        "metrics": serde_json::to_value(&c.metrics).unwrap_or_default(),
+    })
+}
+
+/// A signed difference of fractions in percentage points (`+1.25 pp`).
+fn pp(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.2} pp", 100.0 * x)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A p-value for the table: four decimals, or `<0.0001`.
+fn pval(p: f64) -> String {
+    if !p.is_finite() {
+        "n/a".into()
+    } else if p < 1e-4 {
+        "<0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// `gqr score --baseline`'s text block under the table.
+fn baseline_table(
+    name: &str,
+    level: f64,
+    replicates: u64,
+    seed: u64,
+    c: &routeval_routing_scores::gqr::GqrComparison,
+) -> String {
+    let mut t = format!(
+        "\nvs baseline {name} (paired on the same rows; McNemar exact test, Holm over {} sets)\n",
+        c.sets.len()
+    );
+    row(
+        &mut t,
+        "set",
+        &[
+            "accuracy",
+            "baseline",
+            "delta",
+            "only run",
+            "only base",
+            "p",
+            "p (Holm)",
+        ],
+        "",
+    );
+    for s in &c.sets {
+        row(
+            &mut t,
+            &set_name(&s.set),
+            &[
+                pct(s.accuracy),
+                pct(s.baseline_accuracy),
+                pp(s.delta),
+                s.mcnemar.b.to_string(),
+                s.mcnemar.c.to_string(),
+                pval(s.mcnemar.p_value),
+                pval(s.p_adjusted),
+            ],
+            "",
+        );
+    }
+    t.push_str(&format!(
+        "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed}):\n",
+        crate::ci::level_label(level)
+    ));
+    for m in &c.metrics {
+        let ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+            format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
+        } else {
+            "n/a".into()
+        };
+        t.push_str(&format!(
+            "  {:<30} {} vs {}: {}  {ci}\n",
+            m.metric,
+            pct(m.value),
+            pct(m.baseline),
+            pp(m.delta)
+        ));
+    }
+    t
 }

@@ -6,6 +6,7 @@
 //! `routeval rag: error: …` on an input error, 2 with an argparse-style usage message on bad
 //! arguments; `--strict` exits 3 when any case failed.
 
+mod baseline;
 mod embed;
 
 use clap::Parser;
@@ -103,6 +104,21 @@ struct RagArgs {
     /// Seed of the `--ci` bootstrap (default 42, as `trec` and `gqr score`).
     #[arg(long = "seed", allow_negative_numbers = true)]
     seed: Option<String>,
+    /// A baseline's cases (`rag --baseline CASES2`): paired per-metric comparison.
+    #[arg(long = "baseline")]
+    baseline: Option<String>,
+    /// Paired test of `--baseline` (t, wilcoxon, fisher, bootstrap).
+    #[arg(long = "test")]
+    test: Option<String>,
+    /// Correction over the metrics of `--baseline` (holm, bonferroni, none).
+    #[arg(long = "correction")]
+    correction: Option<String>,
+    /// Family-wise significance level of `--baseline`.
+    #[arg(long = "alpha")]
+    alpha: Option<String>,
+    /// Resamples of the fisher/bootstrap tests of `--baseline`.
+    #[arg(long = "iterations")]
+    iterations: Option<String>,
     #[arg(short = 'h', long = "help")]
     help: bool,
     #[arg(long)]
@@ -127,7 +143,10 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
                     [--qrels QRELS --run RUN] [--where JSON]
                     [--on-missing-key {skip,error}]
                     [--fail-under METRIC=VALUE] [--ci LEVEL]
-                    [--bootstrap N] [--seed S] [--version]
+                    [--bootstrap N] [--seed S] [--baseline CASES2]
+                    [--test {t,wilcoxon,fisher,bootstrap}]
+                    [--correction {holm,bonferroni,none}] [--alpha A]
+                    [--iterations N] [--version]
                     CASES
 ";
 
@@ -170,8 +189,24 @@ options:
   --ci LEVEL            add percentile bootstrap confidence intervals (LEVEL a
                         fraction, e.g. 0.95) of every metric, resampling the
                         cases that support it (text report and --json "ci")
-  --bootstrap N         bootstrap replicates of --ci (default: 1000)
-  --seed S              seed of the --ci bootstrap (default: 42)
+  --bootstrap N         bootstrap replicates of --ci and of --baseline's
+                        intervals (default: 1000)
+  --seed S              seed of the --ci and --baseline resampling (default: 42)
+  --baseline CASES2     compare with a baseline's cases, paired by "id" (when
+                        every case has one) or else by position: per metric the
+                        mean difference over the cases both scored, a paired
+                        test, corrected p-values, Cohen's d_z, a paired
+                        bootstrap CI (--ci level, default 0.95) and
+                        wins/ties/losses (text report and --json "baseline")
+  --test {t,wilcoxon,fisher,bootstrap}
+                        paired test of --baseline (default: t), as in
+                        `routeval compare`
+  --correction {holm,bonferroni,none}
+                        correction over the metrics of --baseline (default:
+                        holm)
+  --alpha A             family-wise significance level of --baseline (default:
+                        0.05)
+  --iterations N        resamples of --test fisher/bootstrap (default: 10000)
   --embed-url URL       score similarity by cosine of embeddings from an
                         OpenAI-compatible /v1/embeddings endpoint
   --embed-model NAME    model name sent to --embed-url
@@ -419,8 +454,32 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Err(e) => return usage_error(&format!("argument --ci: {e}")),
         },
     };
-    if ci.is_none() && (args.bootstrap.is_some() || args.seed.is_some()) {
-        return usage_error("--bootstrap and --seed go with --ci LEVEL");
+    if ci.is_none() && args.baseline.is_none() && (args.bootstrap.is_some() || args.seed.is_some())
+    {
+        return usage_error("--bootstrap and --seed go with --ci LEVEL or --baseline CASES2");
+    }
+    if args.baseline.is_none() {
+        for (flag, v) in [
+            ("--test", &args.test),
+            ("--correction", &args.correction),
+            ("--alpha", &args.alpha),
+            ("--iterations", &args.iterations),
+        ] {
+            if v.is_some() {
+                return usage_error(&format!("{flag} goes with --baseline CASES2"));
+            }
+        }
+    }
+    if args.baseline.is_some() && format.is_some() {
+        return usage_error(
+            "argument --baseline: not allowed with argument --format (rows are per case; use the report or --json)",
+        );
+    }
+    if args.baseline.as_deref() == Some("-") && args.cases.as_deref() == Some("-") {
+        return usage_error("argument --baseline: CASES and CASES2 cannot both be \"-\" (stdin)");
+    }
+    if args.baseline.is_some() && (args.qrels.is_some() || args.run.is_some()) {
+        return usage_error("--baseline compares CASES files; it does not apply to --qrels/--run");
     }
     if ci.is_some() && format.is_some() {
         return usage_error(
@@ -483,32 +542,45 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             return usage_error(&m);
         }
     };
-    let ci = match ci {
-        None => None,
-        Some(level) => {
-            let replicates = match parse_num("bootstrap", &args.bootstrap, 1000, 1, 10_000_000) {
-                Ok(n) => n,
-                Err(m) => return usage_error(&m),
-            };
-            let seed = match &args.seed {
-                None => 42,
-                Some(s) => match py_int_str(s) {
-                    Some(v) if v >= 0 => v as u64,
-                    _ => {
-                        return usage_error(&format!(
-                            "argument --seed: invalid value: {} (expected an integer >= 0)",
-                            pyfmt::repr_str(s)
-                        ));
-                    }
-                },
-            };
-            Some(CiRequest {
-                level,
-                replicates,
-                seed,
-            })
-        }
+    let replicates = match parse_num("bootstrap", &args.bootstrap, 1000, 1, 10_000_000) {
+        Ok(n) => n,
+        Err(m) => return usage_error(&m),
     };
+    let seed = match &args.seed {
+        None => 42,
+        Some(s) => match py_int_str(s) {
+            Some(v) if v >= 0 => v as u64,
+            _ => {
+                return usage_error(&format!(
+                    "argument --seed: invalid value: {} (expected an integer >= 0)",
+                    pyfmt::repr_str(s)
+                ));
+            }
+        },
+    };
+    let baseline_request = match &args.baseline {
+        None => None,
+        Some(path) => match baseline::Request::parse(
+            path,
+            baseline::Flags {
+                test: args.test.as_deref(),
+                correction: args.correction.as_deref(),
+                alpha: args.alpha.as_deref(),
+                iterations: args.iterations.as_deref(),
+            },
+            ci,
+            replicates,
+            seed,
+        ) {
+            Ok(r) => Some(r),
+            Err(m) => return usage_error(&m),
+        },
+    };
+    let ci = ci.map(|level| CiRequest {
+        level,
+        replicates,
+        seed,
+    });
     let trec_files = match (&args.qrels, &args.run) {
         (Some(q), Some(r)) => Some((q.clone(), r.clone())),
         (None, None) => None,
@@ -573,7 +645,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Err(msg) => return input_error(&msg),
         };
         let intervals = ci.map(|c| c.of(&report));
-        if let Err(e) = write_outputs(&report, &args, format, md, weakest, intervals.as_ref()) {
+        if let Err(e) = write_outputs(&report, &args, format, md, weakest, intervals.as_ref(), None) {
             return e.report();
         }
         return quality_gates(&report, args.strict, &gates);
@@ -624,29 +696,59 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     let _ = (batch, retries, backoff);
 
     let opts = Options { k, threshold };
-    let streamed = if embedder.is_none() && selection.is_none() {
-        stream_evaluate(&text, &origin, &opts)
-    } else {
-        None
+    // One input's report: streamed when lexical without a selection, else parsed whole.
+    let evaluate_text = |text: &str,
+                         origin: &str,
+                         embedder: &mut Option<Box<dyn Embedder>>|
+     -> Result<RagReport, RagError> {
+        let streamed = if embedder.is_none() && selection.is_none() {
+            stream_evaluate(text, origin, &opts)
+        } else {
+            None
+        };
+        match streamed {
+            Some(r) => r,
+            None => parse_cases(text, origin).and_then(|cases| {
+                let (cases, indices) = match &selection {
+                    None => (cases, None),
+                    Some((query, omk)) => {
+                        let (chosen, indices) = select_cases(cases, query, *omk)?;
+                        (chosen, Some(indices))
+                    }
+                };
+                let e = embedder.as_mut().map(|e| e.as_mut() as &mut dyn Embedder);
+                evaluate_indexed(&cases, indices.as_deref(), &opts, e)
+            }),
+        }
     };
-    let result = match streamed {
-        Some(r) => r,
-        None => parse_cases(&text, &origin).and_then(|cases| {
-            let (cases, indices) = match &selection {
-                None => (cases, None),
-                Some((query, omk)) => {
-                    let (chosen, indices) = select_cases(cases, query, *omk)?;
-                    (chosen, Some(indices))
-                }
-            };
-            let e = embedder.as_mut().map(|e| e.as_mut() as &mut dyn Embedder);
-            evaluate_indexed(&cases, indices.as_deref(), &opts, e)
-        }),
-    };
+    let result = evaluate_text(&text, &origin, &mut embedder);
     drop(bytes);
     let report = match result {
         Ok(r) => r,
         Err(e) => return input_error(&e.to_string()),
+    };
+    // --baseline: the baseline's cases through the same options, selection and similarity,
+    // then paired with these.
+    let comparison = match &baseline_request {
+        None => None,
+        Some(req) => {
+            let (bbytes, borigin) = match read_bytes(&req.path) {
+                Ok(x) => x,
+                Err(msg) => return input_error(&format!("--baseline: {msg}")),
+            };
+            let btext = match simdutf8::basic::from_utf8(&bbytes) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(&bbytes),
+            };
+            let base = match evaluate_text(&btext, &borigin, &mut embedder) {
+                Ok(r) => r,
+                Err(e) => return input_error(&format!("--baseline {}: {e}", req.path)),
+            };
+            match req.compare(&report, &base) {
+                Ok(c) => Some(c),
+                Err(msg) => return input_error(&msg),
+            }
+        }
     };
     drop(embedder);
     if args.strict && selection.is_some() && report.n_cases == 0 {
@@ -658,7 +760,15 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
 
     // Outputs, in the reference's order: the file first, then stdout.
     let intervals = ci.map(|c| c.of(&report));
-    if let Err(e) = write_outputs(&report, &args, format, md, weakest, intervals.as_ref()) {
+    if let Err(e) = write_outputs(
+        &report,
+        &args,
+        format,
+        md,
+        weakest,
+        intervals.as_ref(),
+        comparison.as_ref(),
+    ) {
         return e.report();
     }
     let status = quality_gates(&report, args.strict, &gates);
@@ -895,11 +1005,19 @@ impl CiRequest {
 fn write_report_json<W: Write + Send>(
     report: &RagReport,
     intervals: Option<&Intervals>,
+    comparison: Option<&baseline::Comparison>,
     w: &mut W,
 ) -> std::io::Result<()> {
-    let Some(iv) = intervals else {
+    let mut members: Vec<(&str, serde_json::Value)> = Vec::new();
+    if let Some(iv) = intervals {
+        members.push(("ci", crate::ci::to_json(iv)));
+    }
+    if let Some(c) = comparison {
+        members.push(("baseline", c.to_json()));
+    }
+    if members.is_empty() {
         return report.write_json(w);
-    };
+    }
     let mut v = Vec::new();
     report.write_json(&mut v)?;
     // The reference's object ends with "\n}"; insert the extra member before it.
@@ -913,11 +1031,14 @@ fn write_report_json<W: Write + Send>(
     while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
         v.pop();
     }
-    let block = serde_json::to_string_pretty(&crate::ci::to_json(iv))
-        .map_err(std::io::Error::other)?
-        .replace('\n', "\n  ");
     w.write_all(&v)?;
-    write!(w, ",\n  \"ci\": {block}\n}}")
+    for (key, value) in members {
+        let block = serde_json::to_string_pretty(&value)
+            .map_err(std::io::Error::other)?
+            .replace('\n', "\n  ");
+        write!(w, ",\n  \"{key}\": {block}")?;
+    }
+    w.write_all(b"\n}")
 }
 
 fn write_outputs(
@@ -927,6 +1048,7 @@ fn write_outputs(
     md: bool,
     weakest: i64,
     intervals: Option<&Intervals>,
+    comparison: Option<&baseline::Comparison>,
 ) -> Result<(), OutError> {
     let input = match (&args.cases, &args.qrels, &args.run) {
         (Some(c), _, _) => c.clone(),
@@ -952,6 +1074,10 @@ fn write_outputs(
                 t.push_str("\n\n");
                 t.push_str(crate::ci::render_text(iv, |x| format!("{x:.4}")).trim_end());
             }
+            if let Some(c) = comparison {
+                t.push_str("\n\n");
+                t.push_str(c.render().trim_end());
+            }
             t
         }
     };
@@ -960,7 +1086,7 @@ fn write_outputs(
             Some(f) => rows(report, f),
             None if path.to_lowercase().ends_with(".json") => {
                 let mut v = Vec::new();
-                let _ = write_report_json(report, intervals, &mut v);
+                let _ = write_report_json(report, intervals, comparison, &mut v);
                 v.push(b'\n');
                 v
             }
@@ -980,7 +1106,7 @@ fn write_outputs(
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.
             drop(out);
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-            let res = write_report_json(report, intervals, &mut w)
+            let res = write_report_json(report, intervals, comparison, &mut w)
                 .and_then(|()| w.write_all(b"\n"))
                 .and_then(|()| w.flush());
             out = stdout.lock();

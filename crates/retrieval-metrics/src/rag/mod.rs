@@ -32,6 +32,7 @@ pub mod pyjson;
 pub mod text;
 
 mod case;
+pub mod compare;
 mod report;
 mod trec_input;
 mod unicode_tables;

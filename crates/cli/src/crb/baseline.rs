@@ -1,0 +1,106 @@
+//! `crb eval --baseline-predictor SPEC`: the paired comparison of two tier routers on the same
+//! rows, rendered for the table and the JSON summary. The numbers come from the library
+//! (`routeval_routing_scores::crb::resample`: `ScoresV2Units::compare`, `case_pass_mcnemar`).
+
+use routeval_stats::{McNemar, MetricDelta};
+use serde_json::{Value, json};
+
+/// A finished comparison with the options that produced it.
+pub(crate) struct Comparison {
+    /// The baseline's predictor spec, as given.
+    pub(crate) spec: String,
+    /// Confidence level of the paired intervals (fraction).
+    pub(crate) level: f64,
+    /// Bootstrap replicates.
+    pub(crate) replicates: u64,
+    /// Seed of the replicate streams.
+    pub(crate) seed: u64,
+    /// The five `scores_v2` headline metrics (percent): run, baseline, delta (percentage
+    /// points), paired bootstrap CI of the delta.
+    pub(crate) deltas: Vec<MetricDelta>,
+    /// Exact McNemar test on per-row case pass (pred ≥ gold).
+    pub(crate) mcnemar: McNemar,
+    /// Rows compared.
+    pub(crate) rows: u64,
+}
+
+fn num(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
+impl Comparison {
+    /// `{"predictor", "level", "replicates", "seed", "units", "metrics": [{"metric", "value",
+    /// "baseline", "delta", "ci"}], "case_pass_mcnemar": {"rows", "b", "c", "p_value"}}`
+    /// (percent and percentage points; `b` = rows only the run passes, `c` = rows only the
+    /// baseline passes).
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "predictor": self.spec,
+            "level": self.level,
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "units": "trajectories, resampled within each benchmark (the same draws for both)",
+            "metrics": serde_json::to_value(&self.deltas).unwrap_or_default(),
+            "case_pass_mcnemar": {
+                "rows": self.rows,
+                "b": self.mcnemar.b,
+                "c": self.mcnemar.c,
+                "p_value": num(self.mcnemar.p_value),
+            },
+        })
+    }
+
+    /// The text block printed under `crb eval`'s table.
+    pub(crate) fn render(&self) -> String {
+        let f = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.2}")
+            } else {
+                "n/a".into()
+            }
+        };
+        let d = |x: f64| {
+            if x.is_finite() {
+                format!("{x:+.2}")
+            } else {
+                "n/a".into()
+            }
+        };
+        let mut t = format!(
+            "vs baseline {} (paired on the same rows; {} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}):\n",
+            self.spec,
+            crate::ci::level_label(self.level),
+            self.replicates,
+            self.seed
+        );
+        t.push_str(&format!(
+            "  {:<30} {:>8} {:>8} {:>8}  {}\n",
+            "metric (percent)", "run", "baseline", "delta", "CI of delta"
+        ));
+        for m in &self.deltas {
+            let ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+                format!("[{}, {}]", d(m.ci.low), d(m.ci.high))
+            } else {
+                "n/a".into()
+            };
+            t.push_str(&format!(
+                "  {:<30} {:>8} {:>8} {:>8}  {ci}\n",
+                m.metric,
+                f(m.value),
+                f(m.baseline),
+                d(m.delta)
+            ));
+        }
+        t.push_str(&format!(
+            "  case pass, exact McNemar: {} rows passed only by the run, {} only by the baseline, p = {}\n",
+            self.mcnemar.b,
+            self.mcnemar.c,
+            if self.mcnemar.p_value < 1e-4 {
+                format!("{:.2e}", self.mcnemar.p_value)
+            } else {
+                format!("{:.4}", self.mcnemar.p_value)
+            }
+        ));
+        t
+    }
+}
