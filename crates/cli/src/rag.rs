@@ -645,7 +645,15 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             Err(msg) => return input_error(&msg),
         };
         let intervals = ci.map(|c| c.of(&report));
-        if let Err(e) = write_outputs(&report, &args, format, md, weakest, intervals.as_ref(), None) {
+        if let Err(e) = write_outputs(
+            &report,
+            &args,
+            format,
+            md,
+            weakest,
+            intervals.as_ref(),
+            None,
+        ) {
             return e.report();
         }
         return quality_gates(&report, args.strict, &gates);
