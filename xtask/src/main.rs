@@ -53,6 +53,8 @@ enum Which {
     All,
 }
 
+// The field docs are also clap's --help text, where `<URL>` brackets would be printed.
+#[allow(rustdoc::bare_urls)]
 #[derive(Debug, clap::Args)]
 struct BuildData {
     /// What to build (default: all).

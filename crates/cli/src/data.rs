@@ -61,6 +61,8 @@ impl Which {
 }
 
 /// `routeval data fetch` (the same flags as `cargo xtask build-data`).
+// The field docs are also clap's --help text, where `<URL>` brackets would be printed.
+#[allow(rustdoc::bare_urls)]
 #[derive(Debug, clap::Args)]
 struct FetchArgs {
     /// What to fetch.

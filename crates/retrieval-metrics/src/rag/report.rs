@@ -944,7 +944,7 @@ impl RagReport {
         Ok(())
     }
 
-    /// Per-case rows as JSON Lines: one object per case with the [`row_columns`]
+    /// Per-case rows as JSON Lines: one object per case with the [`row_columns`](Self::row_columns)
     /// (Self::row_columns) keys; a missing metric is `null`; `failure_reasons` is a list of
     /// strings.
     /// `id` and `meta` (when some case has them) are the case's own JSON values, `null` where

@@ -6,7 +6,7 @@
 //! passes). Trajectories are resampled **within their benchmark** (the benchmark of their first
 //! row): every replicate has each benchmark's trajectory count, so the benchmark weights
 //! (`row_count / total_rows`) stay meaningful. A replicate's metrics are the `scores_v2`
-//! definitions ([`ScoresV2`](super::scores::ScoresV2)) on the multiset of trajectories drawn:
+//! definitions ([`ScoresV2`]) on the multiset of trajectories drawn:
 //!
 //! * `case_pass_rate_percent`, `case_exact_match_percent` = 100 · rows passed (exact) / rows;
 //! * `trajectory_pass_rate_percent` = 100 · rows in passed trajectories / rows;
