@@ -147,42 +147,68 @@ where
         .collect()
 }
 
-/// [`bootstrap_ci_multi`] for statistics that are sums over the drawn units (means, mean
-/// differences): the same draws for a seed (replicate `r` from `StatsRng::for_replicate(seed,
-/// r)`), handed to `statistics(counts, out)` as per-unit draw counts (`counts[u]` = how often
-/// unit `u` was drawn in this replicate, the counts summing to `n_units`). A statistic can then
-/// read its data in unit order (one sequential pass) instead of gathering drawn units at random,
-/// which is what makes `compare`'s intervals over 100k queries × many comparisons cheap. Only the
-/// summation order differs from the index form, so the intervals agree to rounding.
-pub fn bootstrap_ci_multi_counts<F>(
+/// Percentile CIs of `k` means from the same resamples, for a row-major table `rows` of
+/// `n_units × k` values (`rows[u * k + j]` = column `j` on unit `u`): the paired bootstrap CIs
+/// of many mean differences at once (`routeval compare`). Replicate `r` draws the same unit
+/// indices as [`bootstrap_ci_multi`] (`StatsRng::for_replicate(seed, r)`), turns them into
+/// per-unit counts and computes each mean as `Σ_u count_u · rows[u][j] / n_units` in one
+/// sequential pass over the table — the same resample as summing the drawn rows, without
+/// random access to them (the sums differ only by float rounding order). NaN intervals when
+/// `n_units = 0`. Deterministic for a seed on any number of threads.
+pub fn bootstrap_mean_ci_table(
+    rows: &[f64],
     n_units: usize,
+    k: usize,
     replicates: u64,
     seed: u64,
     level: f64,
-    k: usize,
-    statistics: F,
-) -> Vec<BootstrapCi>
-where
-    F: Fn(&[u32], &mut [f64]) + Sync,
-{
-    let rows: Vec<Vec<f64>> = (0..replicates as usize)
+) -> Vec<BootstrapCi> {
+    // Replicates are processed in blocks of `B`: the counts of a block's replicates are drawn
+    // first, then the table is read once for the whole block (B times less memory traffic
+    // than one pass per replicate). Replicate r always draws from its own stream.
+    const B: usize = 8;
+    let reps = replicates as usize;
+    let blocks = reps.div_ceil(B);
+    let stats: Vec<Vec<f64>> = (0..blocks)
         .into_par_iter()
         .map_init(
-            || (vec![0usize; n_units], vec![0u32; n_units]),
-            |(idx, counts), r| {
-                StatsRng::for_replicate(seed, r as u64).fill_indices(n_units, idx);
-                counts.fill(0);
-                for &u in idx.iter() {
-                    counts[u] += 1;
+            || (vec![0usize; n_units], vec![0u32; n_units * B]),
+            |(idx, counts), b| {
+                let lo = b * B;
+                let m = B.min(reps - lo);
+                let mut out = vec![vec![0.0f64; k]; m];
+                if n_units == 0 || rows.len() < n_units * k {
+                    out.iter_mut().for_each(|o| o.fill(f64::NAN));
+                    return out;
                 }
-                let mut out = vec![f64::NAN; k];
-                statistics(counts, &mut out);
+                // counts[u * B + t] = draws of unit u in replicate lo + t.
+                counts.fill(0);
+                for t in 0..m {
+                    StatsRng::for_replicate(seed, (lo + t) as u64).fill_indices(n_units, idx);
+                    for &u in idx.iter() {
+                        counts[u * B + t] += 1;
+                    }
+                }
+                for (row, c) in rows.chunks_exact(k).zip(counts.chunks_exact(B)) {
+                    for (o, &ct) in out.iter_mut().zip(c) {
+                        if ct != 0 {
+                            let w = ct as f64;
+                            for (x, v) in o.iter_mut().zip(row) {
+                                *x += w * v;
+                            }
+                        }
+                    }
+                }
+                let nf = n_units as f64;
+                out.iter_mut()
+                    .for_each(|o| o.iter_mut().for_each(|x| *x /= nf));
                 out
             },
         )
+        .flatten()
         .collect();
     (0..k)
-        .map(|j| percentile_interval(rows.iter().map(|row| row[j]).collect(), level))
+        .map(|j| percentile_interval(stats.iter().map(|row| row[j]).collect(), level))
         .collect()
 }
 
@@ -254,21 +280,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_form_equals_index_form() {
-        let d: Vec<f64> = (0..257)
-            .map(|i| ((i * 37) % 101) as f64 / 7.0 - 5.0)
+    fn table_form_equals_index_form_with_a_partial_block() {
+        let (n, k) = (97usize, 3usize);
+        let rows: Vec<f64> = (0..n * k)
+            .map(|i| ((i * 7919) % 101) as f64 / 13.0 - 3.0)
             .collect();
-        let e: Vec<f64> = d.iter().map(|x| x * x - 1.0).collect();
-        let n = d.len() as f64;
-        let by_index = bootstrap_ci_multi(d.len(), 400, 9, 0.9, 2, |idx, out| {
-            out[0] = idx.iter().map(|&i| d[i]).sum::<f64>() / n;
-            out[1] = idx.iter().map(|&i| e[i]).sum::<f64>() / n;
+        let fast = bootstrap_mean_ci_table(&rows, n, k, 403, 11, 0.9);
+        let slow = bootstrap_ci_multi(n, 403, 11, 0.9, k, |idx, out| {
+            out.fill(0.0);
+            for &u in idx {
+                for (o, v) in out.iter_mut().zip(&rows[u * k..(u + 1) * k]) {
+                    *o += v;
+                }
+            }
+            out.iter_mut().for_each(|o| *o /= n as f64);
         });
-        let by_counts = bootstrap_ci_multi_counts(d.len(), 400, 9, 0.9, 2, |c, out| {
-            out[0] = c.iter().zip(&d).map(|(&k, x)| k as f64 * x).sum::<f64>() / n;
-            out[1] = c.iter().zip(&e).map(|(&k, x)| k as f64 * x).sum::<f64>() / n;
-        });
-        for (a, b) in by_index.iter().zip(&by_counts) {
+        for (a, b) in fast.iter().zip(&slow) {
             assert!(
                 (a.low - b.low).abs() <= 1e-12 * a.low.abs().max(1.0),
                 "{a:?} {b:?}"
@@ -279,6 +306,11 @@ mod tests {
             );
             assert_eq!(a.replicates, b.replicates);
         }
+        assert!(
+            bootstrap_mean_ci_table(&[], 0, 2, 10, 0, 0.9)[1]
+                .low
+                .is_nan()
+        );
     }
 
     #[test]

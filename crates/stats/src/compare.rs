@@ -12,7 +12,7 @@
 //! is written as `null`.
 
 use crate::StatsError;
-use crate::bootstrap::bootstrap_ci_multi_counts;
+use crate::bootstrap::bootstrap_mean_ci_table;
 use crate::multitest::{Correction, adjust};
 use crate::paired::{PairedTest, cohens_dz, mean, wins_ties_losses};
 use rayon::prelude::*;
@@ -348,35 +348,11 @@ pub fn compare_systems(
                 rows[u * k + j] = *v;
             }
         }
-        let nf = n_units as f64;
-        // Draw counts per query, then one sequential pass over the unit-major matrix.
-        bootstrap_ci_multi_counts(
-            n_units,
-            opts.ci_replicates,
-            opts.seed,
-            level,
-            k,
-            |counts, out| {
-                out.fill(0.0);
-                for (u, &c) in counts.iter().enumerate() {
-                    if c == 0 {
-                        continue;
-                    }
-                    let w = f64::from(c);
-                    for (o, v) in out.iter_mut().zip(&rows[u * k..(u + 1) * k]) {
-                        *o += w * v;
-                    }
-                }
-                if n_units == 0 {
-                    out.fill(f64::NAN);
-                } else {
-                    out.iter_mut().for_each(|o| *o /= nf);
-                }
-            },
-        )
-        .into_iter()
-        .map(|ci| [ci.low, ci.high])
-        .collect()
+        // Per-query draw counts, the table read once per block of replicates.
+        bootstrap_mean_ci_table(&rows, n_units, k, opts.ci_replicates, opts.seed, level)
+            .into_iter()
+            .map(|ci| [ci.low, ci.high])
+            .collect()
     });
     let pvals: Vec<f64> = raw.iter().map(|r| r.0).collect();
     let adj = adjust(&pvals, opts.alpha, opts.correction);

@@ -39,7 +39,7 @@ pub mod special;
 
 pub use binomial::{binom_test_half, mcnemar_exact};
 pub use bootstrap::{
-    BootstrapCi, bootstrap_ci, bootstrap_ci_multi, bootstrap_ci_multi_counts, bootstrap_replicates,
+    BootstrapCi, bootstrap_ci, bootstrap_ci_multi, bootstrap_mean_ci_table, bootstrap_replicates,
     mean_ci, percentile_interval, stratified_bootstrap_ci, stratified_bootstrap_replicates,
 };
 pub use compare::{
