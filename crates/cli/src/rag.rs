@@ -707,7 +707,8 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     // One input's report: streamed when lexical without a selection, else parsed whole.
     let evaluate_text = |text: &str,
                          origin: &str,
-                         embedder: &mut Option<Box<dyn Embedder>>|
+                         embedder: &mut Option<Box<dyn Embedder>>,
+                         which: &str|
      -> Result<RagReport, RagError> {
         let streamed = if embedder.is_none() && selection.is_none() {
             stream_evaluate(text, origin, &opts)
@@ -720,7 +721,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
                 let (cases, indices) = match &selection {
                     None => (cases, None),
                     Some((query, omk)) => {
-                        let (chosen, indices) = select_cases(cases, query, *omk)?;
+                        let (chosen, indices) = select_cases(cases, query, *omk, which)?;
                         (chosen, Some(indices))
                     }
                 };
@@ -729,7 +730,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             }),
         }
     };
-    let result = evaluate_text(&text, &origin, &mut embedder);
+    let result = evaluate_text(&text, &origin, &mut embedder, "");
     drop(bytes);
     let report = match result {
         Ok(r) => r,
@@ -748,7 +749,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
                 Ok(t) => std::borrow::Cow::Borrowed(t),
                 Err(_) => String::from_utf8_lossy(&bbytes),
             };
-            let base = match evaluate_text(&btext, &borigin, &mut embedder) {
+            let base = match evaluate_text(&btext, &borigin, &mut embedder, " (baseline)") {
                 Ok(r) => r,
                 Err(e) => return input_error(&format!("--baseline {}: {e}", req.path)),
             };
@@ -807,11 +808,13 @@ fn quality_gates(report: &RagReport, strict: bool, gates: &[Gate]) -> CmdResult 
 }
 
 /// Keep the cases `query` matches (each case object seen as JSON), with their input
-/// positions; reports `where: N of M case(s) selected` on stderr.
+/// positions; reports `where: N of M case(s) selected` on stderr, followed by `which`
+/// (`" (baseline)"` for `--baseline`'s cases, else empty).
 fn select_cases<'a>(
     cases: Vec<PyValue<'a>>,
     query: &Query,
     omk: OnMissingKey,
+    which: &str,
 ) -> Result<(Vec<PyValue<'a>>, Vec<usize>), RagError> {
     let total = cases.len();
     let mut chosen = Vec::new();
@@ -830,7 +833,7 @@ fn select_cases<'a>(
     }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "where: {} of {total} case(s) selected",
+        "where: {} of {total} case(s) selected{which}",
         chosen.len()
     );
     Ok((chosen, indices))
