@@ -34,7 +34,7 @@ use routeval_routing_scores::crb::scores::{
 };
 use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
 use routeval_tier_cost::tokens::{
-    EncoderKind, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
+    EncoderKind, TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -428,6 +428,47 @@ fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
 }
 
 /// The tokenizer directory by the cache rule (`routeval_bench_data::cache`).
+/// `--tokenizer-setup NAME` and `--tokenizers DIR` of `crb eval` and `crb sweep`, checked
+/// before any row is read: an unknown setup or a missing directory is a usage error.
+fn check_tokenizer_args(setup: &str, dir: Option<&Path>) -> Result<TokenizerSetup, Failure> {
+    let parsed = TokenizerSetup::parse(setup).ok_or_else(|| {
+        Failure::bad_input(format!(
+            "--tokenizer-setup: unknown setup {setup:?} (expected native, hf_offline or all_cl100k)"
+        ))
+    })?;
+    if let Some(d) = dir
+        && !d.is_dir()
+    {
+        return Err(Failure::bad_input(format!(
+            "--tokenizers {}: no such directory",
+            d.display()
+        )));
+    }
+    Ok(parsed)
+}
+
+/// The tokenizers of the `needed` tiers, from `--tokenizers DIR` or else the cache; each
+/// fallback to another encoder is one stderr warning naming the directory.
+fn load_tier_tokenizers(
+    setup: TokenizerSetup,
+    dir: Option<&Path>,
+    needed: [bool; 4],
+) -> Result<TierTokenizers, Failure> {
+    let dir = dir.map(Path::to_path_buf).or_else(default_tokenizer_dir);
+    let files = read_tokenizer_files(dir.as_deref(), setup, needed);
+    let toks = build_tier_tokenizers(setup, &files, needed)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    for f in &toks.fallbacks {
+        eprintln!(
+            "warning: tokenizers{}: {f} (get the native files with `routeval data fetch tokenizers`)",
+            dir.as_deref()
+                .map(|d| format!(" ({})", d.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(toks)
+}
+
 fn default_tokenizer_dir() -> Option<PathBuf> {
     routeval_bench_data::cache::CacheDirs::from_process()
         .ok()
@@ -494,20 +535,7 @@ fn predictor_error_summary(
 
 fn eval(a: EvalArgs) -> CmdResult {
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
-    let setup = TokenizerSetup::parse(&a.tokenizer_setup).ok_or_else(|| {
-        Failure::bad_input(format!(
-            "--tokenizer-setup: unknown setup {:?} (expected native, hf_offline or all_cl100k)",
-            a.tokenizer_setup
-        ))
-    })?;
-    if let Some(d) = &a.tokenizers
-        && !d.is_dir()
-    {
-        return Err(Failure::bad_input(format!(
-            "--tokenizers {}: no such directory",
-            d.display()
-        )));
-    }
+    let setup = check_tokenizer_args(&a.tokenizer_setup, a.tokenizers.as_deref())?;
     crate::report::check_target(&a.html)?;
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
@@ -613,18 +641,7 @@ fn eval(a: EvalArgs) -> CmdResult {
             needed[p as usize] = true;
         }
     }
-    let dir = a.tokenizers.clone().or_else(default_tokenizer_dir);
-    let files = read_tokenizer_files(dir.as_deref(), setup, needed);
-    let toks = build_tier_tokenizers(setup, &files, needed)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
-    for f in &toks.fallbacks {
-        eprintln!(
-            "warning: tokenizers{}: {f} (get the native files with `routeval data fetch tokenizers`)",
-            dir.as_deref()
-                .map(|d| format!(" ({})", d.display()))
-                .unwrap_or_default()
-        );
-    }
+    let toks = load_tier_tokenizers(setup, a.tokenizers.as_deref(), needed)?;
     // 5. Score.
     let m = score_records(&records, &toks, &bank_name, &lines)?;
     let baseline = match &baseline_records {

@@ -11,9 +11,7 @@
 //! `--calibrate-fraction F` the curve is traced and τ chosen on the calibration trajectories
 //! only, and the other rows are reported at that τ (never the same rows).
 
-use super::{
-    default_tokenizer_dir, duplicate_step_warnings, read_tokenizer_files, seed_value, warn_all,
-};
+use super::{duplicate_step_warnings, seed_value, warn_all};
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input};
 use clap::Args;
 use routeval_bench_data::crb::{check_row, id_repr};
@@ -27,7 +25,7 @@ use routeval_routing_scores::crb::records::{EvalRecord, TierPrediction, id_key, 
 use routeval_routing_scores::crb::scores::num;
 use routeval_routing_scores::crb::sweep::{SweepPoint, evaluate_tiers};
 use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
-use routeval_tier_cost::tokens::{TierTokenizers, TokenizerSetup, build_tier_tokenizers};
+use routeval_tier_cost::tokens::TierTokenizers;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -277,20 +275,7 @@ fn point_json(tau: f64, p: &SweepPoint) -> Value {
 
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     let s = &a.select;
-    let setup = TokenizerSetup::parse(&s.tokenizer_setup).ok_or_else(|| {
-        Failure::bad_input(format!(
-            "--tokenizer-setup: unknown setup {:?} (expected native, hf_offline or all_cl100k)",
-            s.tokenizer_setup
-        ))
-    })?;
-    if let Some(d) = &s.tokenizers
-        && !d.is_dir()
-    {
-        return Err(Failure::bad_input(format!(
-            "--tokenizers {}: no such directory",
-            d.display()
-        )));
-    }
+    let setup = super::check_tokenizer_args(&s.tokenizer_setup, s.tokenizers.as_deref())?;
     for (name, v) in [
         ("--target-pass-rate", a.target_pass_rate),
         ("--max-cost-usd", a.max_cost_usd),
@@ -519,18 +504,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         .copied()
         .filter(|t| needed[*t as usize])
         .collect();
-    let dir = s.tokenizers.clone().or_else(default_tokenizer_dir);
-    let files = read_tokenizer_files(dir.as_deref(), setup, needed);
-    let toks = build_tier_tokenizers(setup, &files, needed)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
-    for f in &toks.fallbacks {
-        eprintln!(
-            "warning: tokenizers{}: {f}",
-            dir.as_deref()
-                .map(|d| format!(" ({})", d.display()))
-                .unwrap_or_default()
-        );
-    }
+    let toks = super::load_tier_tokenizers(setup, s.tokenizers.as_deref(), needed)?;
     // 7. Sweep (on the calibration rows when calibrating).
     let points = sweep_side(&mut cal, &grid, &toks, &needed_tiers, &bank_name)?;
     // 8. Frontier of (cost, pass rate).
