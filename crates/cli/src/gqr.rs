@@ -1022,33 +1022,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 na(s.gqr_score),
             ),
         ];
-        report.insert("benchmark".into(), json!("GQR-Bench"));
-        report.insert("complete".into(), json!(!partial));
-        report.insert(
-            "id_accuracy".into(),
-            if have_id {
-                f(s.id_accuracy)
-            } else {
-                Value::Null
-            },
-        );
-        report.insert("ood_accuracy".into(), f(s.ood_accuracy));
-        report.insert(
-            key.into(),
-            if have_id { f(s.gqr_score) } else { Value::Null },
-        );
-        report.insert(
-            "id".into(),
-            if have_id {
-                serde_json::to_value(s.id).unwrap_or_default()
-            } else {
-                Value::Null
-            },
-        );
-        report.insert(
-            "ood_per_dataset".into(),
-            serde_json::to_value(&s.ood_per_dataset).unwrap_or_default(),
-        );
+        report.extend(sweep::gqr_keys(&s, have_id, partial));
         table.push_str(&format!(
             "GQR-Bench ({} ID test rows, {} OOD rows)\n",
             id_rows.len(),

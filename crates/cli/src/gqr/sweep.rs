@@ -254,8 +254,9 @@ fn unseen_at(side: &Side, cells: &[[[u64; 4]; 4]]) -> UnseenScore {
     acc.finish()
 }
 
-/// The keys `gqr score --json` prints for a GQR score (without `missing_sets`, `data`).
-fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value> {
+/// The keys `gqr score --json` prints for a GQR score (without `missing_sets`, `data`), in its
+/// order; `gqr score` and every sweep point use this one definition.
+pub(crate) fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value> {
     let mut report = Map::new();
     report.insert("benchmark".into(), json!("GQR-Bench"));
     report.insert("complete".into(), json!(!partial));
