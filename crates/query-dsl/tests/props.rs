@@ -280,7 +280,7 @@ fn key_collisions_do_not_depend_on_instance_details() {
         metrics,
         group_by: None,
     };
-    let data = vec![json!({"x": 1}), json!({"x": 2})];
+    let data = [json!({"x": 1}), json!({"x": 2})];
     let cases = [
         vec![
             route("a", vec![Fixed("b/k")]),
