@@ -621,6 +621,33 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         }
     }
 
+    /// The instance details of one instance, computed again from the instance alone: for each
+    /// route whose `where` selects it, the prefixed values of the route's detail metrics (what
+    /// [`RoutedResult::instance_details`] holds for it). A caller that streams its output
+    /// (`routeval route --out`) calls this per instance after
+    /// [`QueryRoutedMetric::finish_with`] succeeded without details, instead of holding one map
+    /// per instance. Selection or metric errors give `{}` (a successful `finish` rules them
+    /// out for the instances it saw).
+    pub fn instance_details(&self, instance: &Value, extra_info: &Value) -> Map<String, Value> {
+        let mut out = Map::new();
+        for route in &self.routes {
+            if !matches!(
+                route.where_.matches(extra_info, self.on_missing_key),
+                Ok(true)
+            ) {
+                continue;
+            }
+            for m in route.metrics.iter().filter(|m| m.has_details()) {
+                if let Ok(values) = m.instance(instance) {
+                    for (k, v) in values {
+                        out.insert(format!("{}/{k}", route.name), v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Evaluate all instances in one pass (`extra_info` of each is its `"extra_info"` field,
     /// `{}` when absent).
     ///
