@@ -267,13 +267,14 @@ enum GroupSlot {
     None,
     Label(String),
     Skip,
-    Err(RouteError),
+    Err(Box<RouteError>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     index: usize,
-    values: Vec<Result<InstanceValues, RouteError>>,
+    // Boxed: an error is rare and large, a row per selected instance is what a big run holds.
+    values: Box<[Result<InstanceValues, Box<RouteError>>]>,
     group: GroupSlot,
 }
 
@@ -575,34 +576,36 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                         .map(|m| {
                             m.instance(instance)
                                 .map(InstanceValues::from)
-                                .map_err(|message| RouteError::BadInstance { index, message })
+                                .map_err(|message| {
+                                    Box::new(RouteError::BadInstance { index, message })
+                                })
                         })
                         .collect();
                     let group = match &route.group_by {
                         None => GroupSlot::None,
                         Some(p) => match p.resolve(extra_info) {
                             Resolved::One(Value::Array(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "list",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(Value::Object(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "dict",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(v) => GroupSlot::Label(py_str(v)),
                             Resolved::Missing if self.on_missing_key == OnMissingKey::Error => {
-                                GroupSlot::Err(RouteError::AtInstance {
+                                GroupSlot::Err(Box::new(RouteError::AtInstance {
                                     index,
                                     error: Box::new(
                                         QueryError::MissingKey(p.as_str().into()).into(),
                                     ),
-                                })
+                                }))
                             }
                             // Missing (skip) and out-of-range indexes leave the groups.
                             _ => GroupSlot::Skip,
@@ -751,7 +754,7 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                 for row in rows {
                     match &row.values[mi] {
                         Ok(m) => vals.push(m),
-                        Err(e) => return Err(e.clone()),
+                        Err(e) => return Err((**e).clone()),
                     }
                 }
                 for (k, v) in metric.summarize(&vals) {
@@ -798,7 +801,7 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                 let mut lookup: HashMap<String, usize> = HashMap::new();
                 for (j, row) in rows.iter().enumerate() {
                     match &row.group {
-                        GroupSlot::Err(e) => return Err(e.clone()),
+                        GroupSlot::Err(e) => return Err((**e).clone()),
                         GroupSlot::Label(l) => {
                             let slot = *lookup.entry(l.clone()).or_insert_with(|| {
                                 order.push((l.clone(), Vec::new()));
