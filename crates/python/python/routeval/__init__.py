@@ -7,6 +7,8 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
 * ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
   ``evaluate_case``, the report object).
 * ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
+* ``routeval.gqr``: a drop-in for GQR-Bench's ``gqr`` (loaders over a routeval build,
+  ``score``, ``score_batch``, ``score_unseen``, ``score_unseen_batch``, ``Accumulator``).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -14,10 +16,11 @@ Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``Val
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where"]
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "trec", "rag", "where",
+           "gqr"]
 
-_SUBMODULES = {"trec", "rag", "where"}
-_ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
+_SUBMODULES = {"trec", "rag", "where", "gqr"}
+_ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError", "GqrError"}
 
 
 def __getattr__(name):
