@@ -172,7 +172,7 @@ _TOKENIZERS = {}
 def _tokenizers(tokenizers, tokenizer_setup):
     if isinstance(tokenizers, Tokenizers):
         return tokenizers
-    key = (None if tokenizers is None else os.fspath(tokenizers), tokenizer_setup)
+    key = (None if tokenizers is None else os.path.expanduser(os.fspath(tokenizers)), tokenizer_setup)
     if key not in _TOKENIZERS:
         _TOKENIZERS[key] = Tokenizers(key[0], tokenizer_setup)
     return _TOKENIZERS[key]
