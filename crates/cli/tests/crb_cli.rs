@@ -737,7 +737,10 @@ fn big_integers_in_messages_keep_their_digits() {
     let manifest = root.join("examples/data/crb/manifest.json");
     let row: Value = serde_json::from_str(bank.lines().nth(1).unwrap()).unwrap();
     let args_path = "/messages/2/tool_calls/0/function/arguments";
-    assert!(row.pointer(args_path).is_some(), "example row 2 has a tool call");
+    assert!(
+        row.pointer(args_path).is_some(),
+        "example row 2 has a tool call"
+    );
     let variant = |args: &str| {
         let mut r = row.clone();
         *r.pointer_mut(args_path).unwrap() = Value::String("ARGS".into());
@@ -767,14 +770,19 @@ fn big_integers_in_messages_keep_their_digits() {
             v["scores_v2"]["by_benchmark"].clone(),
         )
     };
-    let big = run(variant(r#"{"n": 100000000000000000000, "m": -99999999999999999999}"#));
+    let big = run(variant(
+        r#"{"n": 100000000000000000000, "m": -99999999999999999999}"#,
+    ));
     let text = run(variant(
         r#""{\"n\": 100000000000000000000, \"m\": -99999999999999999999}""#,
     ));
     let float = run(variant(r#"{"n": 1e20, "m": -99999999999999999999}"#));
     // The costs (tokens of the message texts) of the integer and the string variants agree;
     // the float's differ.
-    assert_eq!(big.1, text.1, "digits kept: same text, same tokens and costs");
+    assert_eq!(
+        big.1, text.1,
+        "digits kept: same text, same tokens and costs"
+    );
     assert_ne!(big.1, float.1, "1e20 is dumped 1e+20: other tokens");
     // The rows echo the messages with the integers as they came in (no marker leaks).
     assert!(

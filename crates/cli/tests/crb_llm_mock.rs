@@ -302,5 +302,8 @@ fn connection_refused_and_reply_cache() {
         assert!(miss["rows"][0]["error"].is_string(), "{extra:?}: {miss}");
     }
     let (_, hit, _) = run_llm(&bank, dead, &kw, &["--cache-dir", c]);
-    assert_eq!(hit["rows"][0]["pred_tier_id"], out["rows"][0]["pred_tier_id"]);
+    assert_eq!(
+        hit["rows"][0]["pred_tier_id"],
+        out["rows"][0]["pred_tier_id"]
+    );
 }

@@ -320,7 +320,9 @@ pub fn big_int_text(s: &str) -> Option<&str> {
 
 /// A JSON text cannot be marked by [`mark_big_ints`]: it already holds the marker's spelling.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the text contains routeval's reserved big-integer marker (\\u0000\\u0000routeval-big-int:)")]
+#[error(
+    "the text contains routeval's reserved big-integer marker (\\u0000\\u0000routeval-big-int:)"
+)]
 pub struct ReservedMarker;
 
 /// Python's `json.loads` keeps an integer of any size (`100000000000000000000` stays an
@@ -393,7 +395,8 @@ pub fn mark_big_ints(text: &str) -> Result<Option<String>, ReservedMarker> {
                     "18446744073709551615"
                 };
                 let big = !float
-                    && (digits.len() > limit.len() || (digits.len() == limit.len() && digits > limit));
+                    && (digits.len() > limit.len()
+                        || (digits.len() == limit.len() && digits > limit));
                 if big {
                     let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 64));
                     o.push_str(&text[copied..start]);
@@ -641,8 +644,7 @@ mod tests {
         );
         // The marker's own spelling cannot come from input.
         assert!(
-            mark_big_ints(r#"["\u0000\u0000routeval-big-int:1", 100000000000000000000]"#)
-                .is_err()
+            mark_big_ints(r#"["\u0000\u0000routeval-big-int:1", 100000000000000000000]"#).is_err()
         );
     }
 

@@ -9,6 +9,7 @@ use routeval_bench_data::crb::{
     BankReader, BankRow, Manifest, check_row, published_manifest, read_bank, select_sample,
 };
 use routeval_core::Tier;
+use routeval_core::py::{mark_big_ints, unmark_big_ints};
 use routeval_routing_scores::crb::metrics::{
     aggregate_routerbench_metrics, case_metrics_from_value,
 };
@@ -38,8 +39,17 @@ fn err(e: impl std::fmt::Display) -> PyErr {
     CrbError::new_err(e.to_string())
 }
 
+/// JSON text from Python (`json.dumps`); integers beyond 64 bits keep their digits
+/// (`routeval_core::py::mark_big_ints`, as the bank reader does).
 fn parse(json: &str, what: &str) -> PyResult<Value> {
-    serde_json::from_str(json).map_err(|e| err(format!("{what}: not valid JSON: {e}")))
+    let marked = mark_big_ints(json).map_err(|e| err(format!("{what}: {e}")))?;
+    serde_json::from_str(marked.as_deref().unwrap_or(json))
+        .map_err(|e| err(format!("{what}: not valid JSON: {e}")))
+}
+
+/// JSON text for Python: marked big integers written back as bare integers.
+fn text(v: &Value) -> String {
+    unmark_big_ints(&v.to_string()).into_owned()
 }
 
 /// Rows given as JSONL text (Python's `json.dumps` of each row, so `NaN` literals are read as
@@ -49,7 +59,7 @@ fn rows_of(jsonl: &str, source: &str) -> PyResult<Vec<BankRow>> {
 }
 
 fn to_text(rows: Vec<BankRow>) -> Vec<String> {
-    rows.into_iter().map(|r| r.value.to_string()).collect()
+    rows.into_iter().map(|r| text(&r.value)).collect()
 }
 
 /// The cached public bank and its manifest (`routeval data fetch crb`), or `None`.
@@ -146,7 +156,7 @@ fn crb_make_records(rows_jsonl: &str, predictions: Vec<Bound<'_, PyAny>>) -> PyR
             Ok(TierPrediction { tier_id, usage })
         };
         let mut rec = make_record(r.value, c.id, c.benchmark, gold, result).map_err(err)?;
-        out.push(rec.to_json().to_string());
+        out.push(text(&rec.to_json()));
     }
     Ok(out)
 }
@@ -344,7 +354,7 @@ fn crb_build_summary(
             )
         })?;
         let s = build_summary(label, &selection, &mut records, &m, extra.as_ref(), true);
-        Ok(Value::Object(s).to_string())
+        Ok(text(&Value::Object(s)))
     });
     summary.map_err(err)
 }
@@ -362,7 +372,7 @@ fn crb_aggregate_metrics(cases_json: &str, cap_cost_score_at_100: bool) -> PyRes
         .map(case_metrics_from_value)
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
-    Ok(aggregate_routerbench_metrics(&cases, cap_cost_score_at_100)
-        .map_err(err)?
-        .to_string())
+    Ok(text(
+        &aggregate_routerbench_metrics(&cases, cap_cost_score_at_100).map_err(err)?,
+    ))
 }

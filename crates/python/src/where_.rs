@@ -4,7 +4,9 @@
 use crate::WhereError;
 use pyo3::prelude::*;
 use routeval_query_dsl::route::metrics::BuiltinMetric;
-use routeval_query_dsl::route::{QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean};
+use routeval_query_dsl::route::{
+    InstanceValues, QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean,
+};
 use routeval_query_dsl::serde_json::{self, Map, Value};
 use routeval_query_dsl::{OnMissingKey, Query};
 
@@ -104,7 +106,7 @@ impl RouteMetric for PyRouteMetric {
         }
     }
 
-    fn summarize(&self, rows: &[&Map<String, Value>]) -> Map<String, Value> {
+    fn summarize(&self, rows: &[&InstanceValues]) -> Map<String, Value> {
         match self {
             PyRouteMetric::Builtin(b) => b.summarize(rows),
             PyRouteMetric::Callable(_) => {

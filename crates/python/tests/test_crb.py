@@ -157,3 +157,14 @@ def test_aggregate_routerbench_metrics_vectors():
         with pytest.raises(crb.CrbError) as e:
             metrics.aggregate_routerbench_metrics(v["cases"])
         assert v["result"]["error"]["message"] in str(e.value), name
+
+
+def test_big_integers_keep_their_digits(tmp_path, tokenizers):
+    big = 123456789012345678901234567890
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text(json.dumps({"id": "a", "benchmark": "bfcl", "target_tier_id": 0,
+                                "messages": [{"role": "user", "content": "x", "n": big}]}) + "\n")
+    rows, mode, quotas = crb.select_question_bank_rows(shard=bank)
+    assert rows[0]["messages"][0]["n"] == big and mode == "full_bank" and quotas is None
+    s = crb.run_question_bank_eval(crb.FunctionPredictor(lambda r: 0), bank=bank, tokenizers=tokenizers)
+    assert s["rows"][0]["messages"][0]["n"] == big
