@@ -88,3 +88,27 @@ def test_gqr_sharded_on_dask_equals_one_pass(client):
     assert len(merged) == len(rows)
     assert merged.result() == one.result()  # bit for bit
     assert merged.evaluations() == one.evaluations()
+
+
+def _rag_partition(cases, start):
+    import routeval.rag as rr
+
+    return rr.Accumulator(k=3, threshold=0.5).add(cases, start=start)
+
+
+def test_rag_sharded_on_dask_equals_one_pass(client):
+    import json
+
+    import routeval.rag as rr
+    from test_rag import random_case
+
+    rng = random.Random(9)
+    cases = json.loads(json.dumps([random_case(rng) for _ in range(300)], ensure_ascii=False))
+    parts = [client.submit(_rag_partition, cases[i : i + 41], i) for i in range(0, len(cases), 41)]
+    while len(parts) > 1:
+        parts = [client.submit(_merge, parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + (
+            [parts[-1]] if len(parts) % 2 else []
+        )
+    merged = parts[0].result().result()
+    one = rr.evaluate(cases, k=3, threshold=0.5)
+    assert merged.to_dict() == one.to_dict() and merged.summary() == one.summary()
