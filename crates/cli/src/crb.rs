@@ -354,9 +354,10 @@ impl CommandPredictor {
                 self.command
             )));
         };
-        let bar = crate::progress::bar(
-            rows.len() as u64,
-            "{spinner} cmd: {pos}/{len} rows [{bar:30}] {per_sec} eta {eta} {msg}",
+        let bar = crate::progress::Bar::with_stage(
+            &format!("cmd:{}", self.command),
+            Some(rows.len() as u64),
+            routeval_core::progress::Unit::Items,
         );
         let mut errors = 0u64;
         for (i, row) in rows.iter().enumerate() {
@@ -371,21 +372,21 @@ impl CommandPredictor {
             })?;
             let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
                 if unreadable {
-                    eprintln!(
+                    crate::progress::note(&format!(
                         "warning: cmd:{}: row {}: {e}; counted as a predictor error",
                         self.command, id
-                    );
+                    ));
                 }
                 e
             });
             if p.is_err() {
                 errors += 1;
-                bar.set_message(format!("{errors} predictor errors"));
+                routeval_core::Progress::status(&bar, &format!("{errors} predictor errors"));
             }
-            bar.inc(1);
+            routeval_core::Progress::advance(&bar, 1);
             out.push(p);
         }
-        bar.finish_and_clear();
+        drop(bar);
         let extra = child.finish(std::time::Duration::from_secs(5));
         if extra > 0 {
             return Err(Failure::bad_input(format!(

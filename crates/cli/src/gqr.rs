@@ -769,12 +769,9 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
         (None, Some(cmd)) => {
             let mut router = Router::spawn(cmd, a.cmd_timeout)?;
-            let bar = indicatif::ProgressBar::new(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            let bar = crate::progress::bar(
+                total as u64,
+                "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
             );
             for r in id_rows.iter().chain(ood_rows) {
                 let t0 = Instant::now();

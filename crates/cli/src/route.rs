@@ -13,7 +13,9 @@
 //! top level, as flexeval's outputs.jsonl).
 
 use crate::common::{Failure, display_name, emit, read_input};
-use routeval_core::Accumulator;
+use crate::progress::Bar;
+use routeval_core::progress::Unit;
+use routeval_core::{Accumulator, Progress};
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
 use routeval_query_dsl::to_python_json;
@@ -241,7 +243,18 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let mut records: Vec<Value> = Vec::new();
     let mut extra: Vec<Value> = Vec::new();
     let mut line_of: Vec<usize> = Vec::new();
+    let bar = Bar::with_stage(
+        &format!("reading {dname}"),
+        Some(text.len() as u64),
+        Unit::Bytes,
+    );
+    let mut unreported = 0u64;
     for (i, line) in text.split('\n').enumerate() {
+        unreported += line.len() as u64 + 1;
+        if unreported >= 1 << 16 {
+            bar.advance(unreported);
+            unreported = 0;
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -287,6 +300,11 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let mut summary = Map::new();
     let mut routing: Vec<Value> = Vec::new();
     let mut details: Vec<Map<String, Value>> = vec![Map::new(); records.len()];
+    bar.stage(
+        &format!("evaluating {} records", records.len()),
+        Some((records.len() * metrics.len()) as u64),
+        Unit::Items,
+    );
     for qr in &metrics {
         // Shard over threads; the merged accumulator equals one pass.
         let chunk = records
@@ -304,6 +322,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
                         let i = c * chunk + j;
                         qr.observe(&mut acc, i, r, &extra[i]);
                     }
+                    bar.advance(recs.len() as u64);
                     acc
                 })
                 .collect()
@@ -329,17 +348,17 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .map(|(r, n)| format!("{}={n}", r.name))
             .collect();
         if records.is_empty() {
-            eprintln!("routed 0 instances: the data file has none");
+            bar.note("routed 0 instances: the data file has none");
         } else {
-            eprintln!(
+            bar.note(&format!(
                 "routed {} instances: {}; {} matched no route",
                 records.len(),
                 names.join(", "),
                 result.unmatched.len()
-            );
+            ));
         }
         if qr.on_unmatched() == OnUnmatched::Warn && !result.unmatched.is_empty() {
-            eprintln!(
+            bar.note(&format!(
                 "warning: {} instance(s) matched no route (lines {:?}...)",
                 result.unmatched.len(),
                 result
@@ -348,7 +367,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
                     .take(10)
                     .map(|&i| line_of[i])
                     .collect::<Vec<_>>()
-            );
+            ));
         }
         for (k, v) in result.summary {
             if summary.contains_key(&k) {
@@ -369,6 +388,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             }
         }
     }
+    drop(bar);
 
     let gate_metrics = summary_metrics(&summary);
     let n_records = records.len();
