@@ -833,6 +833,16 @@ fn score(a: ScoreArgs) -> CmdResult {
     let intervals =
         a.ci.ci_level
             .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
+    // --ci: each set's accuracy interval (same replicates), keyed by stratum name.
+    let set_cis: Option<Vec<(String, routeval_stats::BootstrapCi)>> =
+        a.ci.ci_level
+            .map(|level| run_strata.set_intervals(level, a.ci.replicates, a.seed));
+    let set_ci = |key: &str| {
+        set_cis
+            .as_ref()
+            .and_then(|v| v.iter().find(|(n, _)| n == key))
+            .map(|(_, c)| (c.low, c.high))
+    };
     // --baseline: the other router's labels on the same rows, under the same type rules.
     let comparison = match &a.baseline {
         None => None,
@@ -881,6 +891,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "unseen ID",
                 rows: rows_in(id_rows, k),
                 accuracy: *v,
+                ci: set_ci(k),
             });
         }
         for (k, v) in &s.ood_per_dataset {
@@ -889,6 +900,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "OOD",
                 rows: rows_in(ood_rows, k),
                 accuracy: *v,
+                ci: set_ci(k),
             });
         }
         view_head = [
@@ -994,6 +1006,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "ID",
                 rows: id_rows.len(),
                 accuracy: s.id.accuracy,
+                ci: set_ci("id_test"),
             });
         }
         for d in &s.ood_per_dataset {
@@ -1002,6 +1015,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "OOD",
                 rows: rows_in(ood_rows, &d.dataset),
                 accuracy: d.eval.accuracy,
+                ci: set_ci(&d.dataset),
             });
         }
         let na = |x: f64| if have_id { x } else { f64::NAN };
@@ -1127,7 +1141,23 @@ fn score(a: ScoreArgs) -> CmdResult {
         ));
     }
     if let Some(iv) = &intervals {
-        report.insert("ci".into(), crate::ci::to_json(iv));
+        let mut j = crate::ci::to_json(iv);
+        // Each set's accuracy interval (same replicates), by set name.
+        if let (Some(o), Some(sets)) = (j.as_object_mut(), &set_cis) {
+            let per_set: serde_json::Map<String, Value> = sets
+                .iter()
+                .map(|(n, c)| {
+                    let v = if c.low.is_finite() && c.high.is_finite() {
+                        json!([c.low, c.high])
+                    } else {
+                        Value::Null
+                    };
+                    (n.clone(), v)
+                })
+                .collect();
+            o.insert("per_set".into(), Value::Object(per_set));
+        }
+        report.insert("ci".into(), j);
         table.push_str(&crate::ci::render_text(iv, pct));
     }
     if let Some((name, level, c)) = &comparison {
