@@ -27,6 +27,8 @@
 //! in the reference's order.
 
 use routeval_core::Accumulator;
+
+pub mod report;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A router's raw label as it arrived (JSON number or string), before the reference's type
