@@ -280,15 +280,14 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
 
     let mut summary = Map::new();
     let mut routing: Vec<Value> = Vec::new();
-    let mut details: Vec<Map<String, Value>> = if args.out.is_some() {
-        vec![Map::new(); n_instances]
-    } else {
-        Vec::new()
-    };
+    // Instance keys of two routed metrics cannot collide unnoticed: every built-in metric's
+    // summary key is its instance key (`{route}/exact_match`, ...), and a route that gives an
+    // instance a key has that key in its summary too, so such a pair is the summary
+    // `key_collision` below.
     for (qr, acc) in metrics.iter().zip(accs) {
-        // Instance details only when outputs.jsonl is written.
+        // No per-instance details are held: outputs.jsonl computes them again per record.
         let result = qr
-            .finish_with(acc, args.out.is_some())
+            .finish_with(acc, false)
             .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
         let selected: Map<String, Value> = qr
             .routes()
@@ -336,16 +335,6 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             }
             summary.insert(k, v);
         }
-        for (d, new) in details.iter_mut().zip(result.instance_details) {
-            for (k, v) in new {
-                if d.contains_key(&k) {
-                    return Err(Failure::bad_input(format!(
-                        "{cname}: key_collision: instance key {k:?} produced twice"
-                    )));
-                }
-                d.insert(k, v);
-            }
-        }
     }
 
     let gate_metrics = summary_metrics(&summary);
@@ -383,10 +372,21 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             let mut f = spool.into_inner().map_err(|e| tmp_err(e.into_error()))?;
             f.rewind().map_err(tmp_err)?;
             let spooled = std::io::BufReader::new(f);
-            for (line, d) in spooled.lines().zip(details) {
+            let empty = Value::Object(Map::new());
+            for line in spooled.lines() {
                 let line = line.map_err(tmp_err)?;
-                let mut obj = match serde_json::from_str(&line) {
-                    Ok(Value::Object(m)) => m,
+                let rec: Value = serde_json::from_str(&line)
+                    .map_err(|e| Failure::bad_input(format!("temporary file for --out: {e}")))?;
+                let info = match rec.get("extra_info") {
+                    Some(v @ Value::Object(_)) => v,
+                    _ => &empty,
+                };
+                let mut d = Map::new();
+                for qr in &metrics {
+                    d.extend(qr.instance_details(&rec, info));
+                }
+                let mut obj = match rec {
+                    Value::Object(m) => m,
                     _ => Map::new(),
                 };
                 for (k, v) in d {

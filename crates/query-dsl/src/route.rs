@@ -267,13 +267,14 @@ enum GroupSlot {
     None,
     Label(String),
     Skip,
-    Err(RouteError),
+    Err(Box<RouteError>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     index: usize,
-    values: Vec<Result<InstanceValues, RouteError>>,
+    // Boxed: an error is rare and large, a row per selected instance is what a big run holds.
+    values: Box<[Result<InstanceValues, Box<RouteError>>]>,
     group: GroupSlot,
 }
 
@@ -575,34 +576,36 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                         .map(|m| {
                             m.instance(instance)
                                 .map(InstanceValues::from)
-                                .map_err(|message| RouteError::BadInstance { index, message })
+                                .map_err(|message| {
+                                    Box::new(RouteError::BadInstance { index, message })
+                                })
                         })
                         .collect();
                     let group = match &route.group_by {
                         None => GroupSlot::None,
                         Some(p) => match p.resolve(extra_info) {
                             Resolved::One(Value::Array(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "list",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(Value::Object(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "dict",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(v) => GroupSlot::Label(py_str(v)),
                             Resolved::Missing if self.on_missing_key == OnMissingKey::Error => {
-                                GroupSlot::Err(RouteError::AtInstance {
+                                GroupSlot::Err(Box::new(RouteError::AtInstance {
                                     index,
                                     error: Box::new(
                                         QueryError::MissingKey(p.as_str().into()).into(),
                                     ),
-                                })
+                                }))
                             }
                             // Missing (skip) and out-of-range indexes leave the groups.
                             _ => GroupSlot::Skip,
@@ -619,6 +622,33 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         if !hit {
             acc.unmatched.push(index);
         }
+    }
+
+    /// The instance details of one instance, computed again from the instance alone: for each
+    /// route whose `where` selects it, the prefixed values of the route's detail metrics (what
+    /// [`RoutedResult::instance_details`] holds for it). A caller that streams its output
+    /// (`routeval route --out`) calls this per instance after
+    /// [`QueryRoutedMetric::finish_with`] succeeded without details, instead of holding one map
+    /// per instance. Selection or metric errors give `{}` (a successful `finish` rules them
+    /// out for the instances it saw).
+    pub fn instance_details(&self, instance: &Value, extra_info: &Value) -> Map<String, Value> {
+        let mut out = Map::new();
+        for route in &self.routes {
+            if !matches!(
+                route.where_.matches(extra_info, self.on_missing_key),
+                Ok(true)
+            ) {
+                continue;
+            }
+            for m in route.metrics.iter().filter(|m| m.has_details()) {
+                if let Ok(values) = m.instance(instance) {
+                    for (k, v) in values {
+                        out.insert(format!("{}/{k}", route.name), v);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Evaluate all instances in one pass (`extra_info` of each is its `"extra_info"` field,
@@ -724,7 +754,7 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                 for row in rows {
                     match &row.values[mi] {
                         Ok(m) => vals.push(m),
-                        Err(e) => return Err(e.clone()),
+                        Err(e) => return Err((**e).clone()),
                     }
                 }
                 for (k, v) in metric.summarize(&vals) {
@@ -771,7 +801,7 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                 let mut lookup: HashMap<String, usize> = HashMap::new();
                 for (j, row) in rows.iter().enumerate() {
                     match &row.group {
-                        GroupSlot::Err(e) => return Err(e.clone()),
+                        GroupSlot::Err(e) => return Err((**e).clone()),
                         GroupSlot::Label(l) => {
                             let slot = *lookup.entry(l.clone()).or_insert_with(|| {
                                 order.push((l.clone(), Vec::new()));

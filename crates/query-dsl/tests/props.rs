@@ -248,6 +248,10 @@ proptest! {
         prop_assert_eq!(lean.summary, one.summary);
         prop_assert_eq!(lean.selected, one.selected);
         prop_assert_eq!(lean.unmatched, one.unmatched);
+        // Details computed again per instance equal the held ones.
+        for (i, d) in data.iter().enumerate() {
+            prop_assert_eq!(&qr.instance_details(d, &d["extra_info"]), &one.instance_details[i]);
+        }
     }
 }
 
