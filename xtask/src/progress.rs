@@ -1,23 +1,44 @@
 //! The data build's progress bar: an indicatif bar on stderr, drawn only when stderr is a
-//! terminal (`ROUTEVAL_PROGRESS=never` hides it), fed by `routeval_bench_data` through
-//! [`routeval_core::Progress`].
+//! terminal, fed by `routeval_bench_data` through [`routeval_core::Progress`]. As in the
+//! `routeval` binary, `ROUTEVAL_PROGRESS=never` hides it and `ROUTEVAL_PROGRESS=always` draws
+//! it on a stderr that is not a terminal.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routeval_core::progress::Unit;
 use std::io::IsTerminal;
+use std::sync::RwLock;
 
-/// A bar that restarts for each stage (a target, a download).
-pub(crate) struct Bar(ProgressBar);
+/// Where bars are drawn, or `None` when they are off.
+fn target() -> Option<ProgressDrawTarget> {
+    match std::env::var("ROUTEVAL_PROGRESS")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("never") => None,
+        Some("always") => Some(ProgressDrawTarget::term_like_with_hz(
+            Box::new(console::Term::stderr()),
+            20,
+        )),
+        _ if std::io::stderr().is_terminal() => Some(ProgressDrawTarget::stderr()),
+        _ => None,
+    }
+}
+
+/// A bar that is replaced by a fresh one for each stage (a target, a download).
+pub(crate) struct Bar(RwLock<ProgressBar>);
 
 impl Bar {
-    /// A bar on stderr, or a hidden one when stderr is not a terminal.
+    /// No bar drawn until the first stage.
     pub(crate) fn new() -> Self {
-        let off = std::env::var("ROUTEVAL_PROGRESS").is_ok_and(|v| v.trim() == "never");
-        Bar(if off || !std::io::stderr().is_terminal() {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::no_length()
-        })
+        Bar(RwLock::new(ProgressBar::hidden()))
+    }
+
+    fn current(&self) -> ProgressBar {
+        match self.0.read() {
+            Ok(b) => b.clone(),
+            Err(e) => e.into_inner().clone(),
+        }
     }
 }
 
@@ -31,32 +52,45 @@ impl routeval_core::Progress for Bar {
             (Unit::Items, true) => "{prefix} [{bar:30}] {human_pos}/{human_len} eta {eta}",
             (Unit::Items, false) => "{spinner} {prefix} {msg}",
         };
-        self.0.reset();
-        match total {
-            Some(n) => self.0.set_length(n),
-            None => self.0.unset_length(),
-        }
-        self.0.set_prefix(what.to_string());
-        self.0.set_style(
+        // Configured while hidden, then put on stderr: no half-configured frame.
+        let next = ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden());
+        next.set_style(
             ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
+        next.set_prefix(what.to_string());
+        if let Some(t) = target() {
+            next.set_draw_target(t);
+        }
+        let previous = match self.0.write() {
+            Ok(mut b) => std::mem::replace(&mut *b, next.clone()),
+            Err(e) => std::mem::replace(&mut *e.into_inner(), next.clone()),
+        };
+        previous.finish_and_clear();
+        next.tick();
     }
 
     fn advance(&self, n: u64) {
-        self.0.inc(n);
+        if let Ok(b) = self.0.read() {
+            b.inc(n);
+        }
     }
 
     fn status(&self, text: &str) {
-        self.0.set_message(text.to_string());
+        self.current().set_message(text.to_string());
     }
 
     fn note(&self, line: &str) {
-        self.0.suspend(|| eprintln!("{line}"));
+        let b = self.current();
+        if b.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            b.suspend(|| eprintln!("{line}"));
+        }
     }
 }
 
 impl Drop for Bar {
     fn drop(&mut self) {
-        self.0.finish_and_clear();
+        self.current().finish_and_clear();
     }
 }
