@@ -7,8 +7,8 @@
 //! leaves at most that `.part` file (resumed by the next run with `Range: bytes=N-`), and a
 //! checksum mismatch deletes it. The final rename is atomic on one filesystem.
 
-#[cfg(feature = "http")]
 use routeval_core::SharedProgress;
+#[cfg(feature = "http")]
 use std::fs::OpenOptions;
 use std::fs::{self, File};
 use std::io::{Read, Write};
