@@ -13,6 +13,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod compare;
+mod frontier;
 mod rag;
 mod trec;
 mod where_;
@@ -53,6 +55,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trec::register(m)?;
     rag::register(m)?;
     where_::register(m)?;
+    compare::register(m)?;
+    frontier::register(m)?;
 
     Ok(())
 }

@@ -7,6 +7,8 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
 * ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
   ``evaluate_case``, the report object).
 * ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
+* ``routeval.compare``: ``routeval compare`` (paired tests, corrected p-values, CIs, gates).
+* ``routeval.frontier``: ``routeval frontier`` (NDCH, AIQ, Pareto sets; RouteLLM AUC/APGR/CPT).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -14,9 +16,9 @@ Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``Val
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where"]
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where", "compare", "frontier"]
 
-_SUBMODULES = {"trec", "rag", "where"}
+_SUBMODULES = {"trec", "rag", "where", "compare", "frontier"}
 _ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
 
 
