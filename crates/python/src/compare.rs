@@ -102,7 +102,7 @@ fn compared_slots(measures: &MeasureSet) -> PyResult<Vec<(usize, String, bool)>>
 /// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
 #[pyfunction]
 #[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction="holm", alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_trec_files(
     py: Python<'_>,
     qrels_path: PathBuf,

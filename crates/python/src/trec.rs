@@ -124,6 +124,9 @@ fn qrels_from_dict(qrels: &Bound<'_, PyDict>) -> PyResult<Qrels> {
         }
         groups.push((qid, js));
     }
+    // In qid byte order, so that `from_judgments`' stable sort of the judgments finds them
+    // sorted already (sorting 30k groups instead of 900k judgments).
+    groups.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     Qrels::from_judgments(
         groups
             .iter()
