@@ -9,6 +9,8 @@
 #   inter    Q=2000 queries x 100 judged docs; run lines round-robin across queries
 #   grouped  the same lines grouped by query (the reference point for inter)
 #   regex    `routeval filter --count` with (?>a+)b / a++b over one value of N characters
+#   route    `routeval route` over M MB of small records (~130 bytes each; 16/32/64 MB), without and with
+#            --out: seconds and peak RSS (MB, from /usr/bin/time); RSS should stay flat
 set -euo pipefail
 BIN=${ROUTEVAL:-target/release/routeval}
 T=$(mktemp -d)
@@ -42,17 +44,40 @@ for n in (100000, 200000, 400000):
 for n in (50000, 100000, 200000):
     with open(f"{t}/rx{n}.jsonl", "w") as f:
         f.write(json.dumps({"t": "a" * n}) + "\n")
+with open(f"{t}/routes.json", "w") as f:
+    json.dump({"routes": [
+        {"name": "qa", "where": {"kind": "qa"}, "metrics": ["exact_match"], "group_by": "lang"},
+        {"name": "all", "metrics": ["exact_match", "output_length_stats"]}]}, f)
+for mb in (16, 32, 64):
+    with open(f"{t}/route{mb}.jsonl", "w") as f:
+        size, i = 0, 0
+        while size < mb << 20:
+            rec = {"lm_output": "word%d" % (i % 7), "references": ["word%d" % (i % 5)],
+                   "extra_info": {"kind": "qa" if i % 2 else "open",
+                                  "lang": "en" if i % 3 else "ja", "id": i}}
+            line = json.dumps(rec) + "\n"
+            f.write(line)
+            size += len(line)
+            i += 1
 PY
 
+# FAMILIES="route" (say) runs only those families.
+want() { [[ " ${FAMILIES:-graded inter regex route} " == *" $1 "* ]]; }
 echo "family size seconds"
-for L in 16384 32768 65535; do
+want graded && for L in 16384 32768 65535; do
   echo "graded $L $(secs "$BIN" trec -m ndcg "$T/graded$L.qrels" "$T/graded$L.run")"
 done
-for n in 100000 200000 400000; do
+want inter && for n in 100000 200000 400000; do
   echo "inter $n $(secs "$BIN" trec "$T/inter.qrels" "$T/inter$n.run")"
   echo "grouped $n $(secs "$BIN" trec "$T/inter.qrels" "$T/grouped$n.run")"
 done
-for n in 50000 100000 200000; do
+want regex && for n in 50000 100000 200000; do
   echo "regex-atomic $n $(secs "$BIN" filter --count --where '{"t": {"regex": "(?>a+)b"}}' "$T/rx$n.jsonl")"
   echo "regex-possessive $n $(secs "$BIN" filter --count --where '{"t": {"regex": "a++b"}}' "$T/rx$n.jsonl")"
+done
+# Peak RSS in MB and seconds of one command.
+rss() { local st=0; /usr/bin/time -o "$T/time.txt" -f "%M %e" timeout "${STEP_TIMEOUT:-120}" "$@" >/dev/null 2>&1 || st=$?; tail -n 1 "$T/time.txt" | awk -v st="$st" '{printf "%.0f MB %s s%s", $1/1024, $2, (st ? " (exit " st ")" : "")}'; }
+want route && for mb in 16 32 64; do
+  echo "route $mb MB $(rss "$BIN" route --config "$T/routes.json" --data "$T/route$mb.jsonl")"
+  echo "route+out $mb MB $(rss "$BIN" route --config "$T/routes.json" --data "$T/route$mb.jsonl" --out "$T/out$mb")"
 done

@@ -361,6 +361,8 @@ impl CommandPredictor {
         let mut errors = 0u64;
         for (i, row) in rows.iter().enumerate() {
             let line = serde_json::to_string(row).map_err(|e| Failure::bad_input(e.to_string()))?;
+            // Integers beyond 64 bits go out with their digits, as they came in.
+            let line = routeval_core::py::unmark_big_ints(&line).into_owned();
             let id = ids.get(i).map(String::as_str).unwrap_or("?");
             let answer = child.ask(&line).map_err(|e| {
                 Failure::bad_input(format!(
@@ -722,8 +724,10 @@ fn eval(a: EvalArgs) -> CmdResult {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
     let out = if a.json {
-        let mut s = serde_json::to_string(&Value::Object(summary))
+        let s = serde_json::to_string(&Value::Object(summary))
             .map_err(|e| Failure::bad_input(e.to_string()))?;
+        // The rows' messages keep integers beyond 64 bits as they came in.
+        let mut s = routeval_core::py::unmark_big_ints(&s).into_owned();
         s.push('\n');
         s
     } else if let (true, Some(doc)) = (md, &report) {

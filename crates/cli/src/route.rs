@@ -12,13 +12,13 @@
 //! `DIR/outputs.jsonl` (each input record with the prefixed instance-level keys added at the
 //! top level, as flexeval's outputs.jsonl).
 
-use crate::common::{Failure, display_name, emit, read_input};
+use crate::common::{Failure, display_name, emit, open_input, read_input};
 use routeval_core::Accumulator;
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
 use routeval_query_dsl::to_python_json;
 use serde_json::{Map, Value};
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `routeval route`.
@@ -222,95 +222,63 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         template_keys.push(k.clone());
     }
 
+    // The data is streamed: each batch of lines is parsed and observed in parallel, then
+    // dropped. Only the per-route accumulators (a few values per selected instance), the line
+    // number of each instance and, with `--out`, a spool of the records (an anonymous temporary
+    // file, read back to write outputs.jsonl) outlive a batch: memory no longer grows with the
+    // size of the records.
     let dname = display_name(&args.data);
-    let bytes = read_input(&args.data)?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = at
-            - bytes[..at]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1)
-            + 1;
-        Failure::bad_input(format!(
-            "{dname}:{line}: invalid UTF-8 at byte {col} of the line"
-        ))
-    })?;
-    let mut records: Vec<Value> = Vec::new();
-    let mut extra: Vec<Value> = Vec::new();
+    let mut reader = open_input(&args.data)?;
+    let mut spool = match &args.out {
+        Some(_) => Some(std::io::BufWriter::new(tempfile::tempfile().map_err(
+            |e| Failure::bad_input(format!("cannot create a temporary file for --out: {e}")),
+        )?)),
+        None => None,
+    };
+    let ctx = RecordContext {
+        env: &env,
+        template_keys: &template_keys,
+        dname: &dname,
+    };
+    let mut accs: Vec<_> = metrics.iter().map(|m| m.accumulator()).collect();
     let mut line_of: Vec<usize> = Vec::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let mut line_no = 0usize;
+    loop {
+        let mut buf = Vec::new();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Failure::bad_input(format!("{dname}: cannot read: {e}")))?;
+        if n == 0 {
+            break;
         }
-        let at = || format!("{dname}:{}", i + 1);
-        let rec: Value = serde_json::from_str(line)
-            .map_err(|e| Failure::bad_input(format!("{}: invalid JSON: {e}", at())))?;
-        if !rec.is_object() {
-            return Err(Failure::bad_input(format!(
-                "{}: a record must be a JSON object",
-                at()
-            )));
+        line_no += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
         }
-        let mut info = match rec.get("extra_info") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
-            Some(other) => {
-                return Err(Failure::bad_input(format!(
-                    "{}: extra_info must be an object, got {other}",
-                    at()
-                )));
-            }
-        };
-        for k in &template_keys {
-            let tmpl = env
-                .get_template(k)
-                .map_err(|e| Failure::bad_input(e.to_string()))?;
-            let rendered = tmpl.render(minijinja::value::Serde(&info)).map_err(|e| {
-                Failure::bad_input(format!("{}: extra_info_templates.{k}: {e}", at()))
-            })?;
-            info.insert(k.clone(), Value::String(rendered));
+        batch_bytes += buf.len();
+        batch.push((line_no, buf));
+        if batch.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
+            observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
+            batch.clear();
+            batch_bytes = 0;
         }
-        let info = Value::Object(info);
-        let mut rec = rec;
-        if !template_keys.is_empty() {
-            // Like flexeval, the rendered keys become part of the instance's extra_info.
-            rec["extra_info"] = info.clone();
-        }
-        records.push(rec);
-        extra.push(info);
-        line_of.push(i + 1);
     }
+    observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
+    drop(batch);
+    let n_instances = line_of.len();
 
     let mut summary = Map::new();
     let mut routing: Vec<Value> = Vec::new();
-    let mut details: Vec<Map<String, Value>> = vec![Map::new(); records.len()];
-    for qr in &metrics {
-        // Shard over threads; the merged accumulator equals one pass.
-        let chunk = records
-            .len()
-            .div_ceil(rayon::current_num_threads().max(1))
-            .max(1);
-        let accs: Vec<_> = {
-            use rayon::prelude::*;
-            records
-                .par_chunks(chunk)
-                .enumerate()
-                .map(|(c, recs)| {
-                    let mut acc = qr.accumulator();
-                    for (j, r) in recs.iter().enumerate() {
-                        let i = c * chunk + j;
-                        qr.observe(&mut acc, i, r, &extra[i]);
-                    }
-                    acc
-                })
-                .collect()
-        };
-        let acc = Accumulator::merge_all(accs);
+    // Instance keys of two routed metrics cannot collide unnoticed: every built-in metric's
+    // summary key is its instance key (`{route}/exact_match`, ...), and a route that gives an
+    // instance a key has that key in its summary too, so such a pair is the summary
+    // `key_collision` below.
+    for (qr, acc) in metrics.iter().zip(accs) {
+        // No per-instance details are held: outputs.jsonl computes them again per record.
         let result = qr
-            .finish(acc)
+            .finish_with(acc, false)
             .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
         let selected: Map<String, Value> = qr
             .routes()
@@ -328,12 +296,12 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .zip(&result.selected)
             .map(|(r, n)| format!("{}={n}", r.name))
             .collect();
-        if records.is_empty() {
+        if n_instances == 0 {
             eprintln!("routed 0 instances: the data file has none");
         } else {
             eprintln!(
                 "routed {} instances: {}; {} matched no route",
-                records.len(),
+                n_instances,
                 names.join(", "),
                 result.unmatched.len()
             );
@@ -358,20 +326,10 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             }
             summary.insert(k, v);
         }
-        for (d, new) in details.iter_mut().zip(result.instance_details) {
-            for (k, v) in new {
-                if d.contains_key(&k) {
-                    return Err(Failure::bad_input(format!(
-                        "{cname}: key_collision: instance key {k:?} produced twice"
-                    )));
-                }
-                d.insert(k, v);
-            }
-        }
     }
 
     let gate_metrics = summary_metrics(&summary);
-    let n_records = records.len();
+    let n_records = n_instances;
     let md = args.format == crate::report::TextFormat::Md;
     let report = (args.html.html.is_some() || md).then(|| {
         crate::report::route::document(
@@ -398,17 +356,37 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         crate::output::check_not_input(&opath)?;
         crate::output::write_file(&mpath, format!("{metrics_json}\n").as_bytes())?;
         let mut w = crate::output::AtomicFile::create(&opath)?;
-        for (rec, d) in records.into_iter().zip(details) {
-            let mut obj = match rec {
-                Value::Object(m) => m,
-                _ => Map::new(),
-            };
-            for (k, v) in d {
-                obj.insert(k, v);
+        let tmp_err =
+            |e: std::io::Error| Failure::bad_input(format!("temporary file for --out: {e}"));
+        if let Some(spool) = spool.take() {
+            use std::io::Seek;
+            let mut f = spool.into_inner().map_err(|e| tmp_err(e.into_error()))?;
+            f.rewind().map_err(tmp_err)?;
+            let spooled = std::io::BufReader::new(f);
+            let empty = Value::Object(Map::new());
+            for line in spooled.lines() {
+                let line = line.map_err(tmp_err)?;
+                let rec: Value = serde_json::from_str(&line)
+                    .map_err(|e| Failure::bad_input(format!("temporary file for --out: {e}")))?;
+                let info = match rec.get("extra_info") {
+                    Some(v @ Value::Object(_)) => v,
+                    _ => &empty,
+                };
+                let mut d = Map::new();
+                for qr in &metrics {
+                    d.extend(qr.instance_details(&rec, info));
+                }
+                let mut obj = match rec {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                for (k, v) in d {
+                    obj.insert(k, v);
+                }
+                writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
+                    Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
+                })?;
             }
-            writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
-                Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
-            })?;
         }
         w.commit()?;
         eprintln!("wrote {} and {}", mpath.display(), opath.display());
@@ -429,6 +407,129 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
     }
     args.gates.apply(&gate_metrics)
+}
+
+/// Lines per parallel batch of `route --data`.
+const BATCH_LINES: usize = 4096;
+/// Bytes per parallel batch of `route --data` (a batch ends at whichever limit comes first).
+const BATCH_BYTES: usize = 4 << 20;
+
+/// What turning a data line into an instance needs.
+struct RecordContext<'a> {
+    env: &'a minijinja::Environment<'a>,
+    template_keys: &'a [String],
+    dname: &'a str,
+}
+
+/// One data line: `None` for a blank line, else the record (with the rendered templates in
+/// its `extra_info` when there are templates) and the `extra_info` `where` sees.
+fn parse_record(
+    ctx: &RecordContext<'_>,
+    line_no: usize,
+    bytes: &[u8],
+) -> Result<Option<(Value, Value)>, Failure> {
+    let dname = ctx.dname;
+    let line = std::str::from_utf8(bytes).map_err(|e| {
+        Failure::bad_input(format!(
+            "{dname}:{line_no}: invalid UTF-8 at byte {} of the line",
+            e.valid_up_to() + 1
+        ))
+    })?;
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let at = || format!("{dname}:{line_no}");
+    let rec: Value = serde_json::from_str(line)
+        .map_err(|e| Failure::bad_input(format!("{}: invalid JSON: {e}", at())))?;
+    if !rec.is_object() {
+        return Err(Failure::bad_input(format!(
+            "{}: a record must be a JSON object",
+            at()
+        )));
+    }
+    let mut info = match rec.get("extra_info") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => {
+            return Err(Failure::bad_input(format!(
+                "{}: extra_info must be an object, got {other}",
+                at()
+            )));
+        }
+    };
+    for k in ctx.template_keys {
+        let tmpl = ctx
+            .env
+            .get_template(k)
+            .map_err(|e| Failure::bad_input(e.to_string()))?;
+        let rendered = tmpl
+            .render(minijinja::value::Serde(&info))
+            .map_err(|e| Failure::bad_input(format!("{}: extra_info_templates.{k}: {e}", at())))?;
+        info.insert(k.clone(), Value::String(rendered));
+    }
+    let info = Value::Object(info);
+    let mut rec = rec;
+    if !ctx.template_keys.is_empty() {
+        // Like flexeval, the rendered keys become part of the instance's extra_info.
+        rec["extra_info"] = info.clone();
+    }
+    Ok(Some((rec, info)))
+}
+
+/// Parse a batch of data lines in parallel, then observe its instances into `accs` (one
+/// accumulator per routed metric; sharded over threads, the merge equals one pass). The
+/// first bad line (in file order) is the error. With a spool, each record is appended to it
+/// as one line (the raw line, or the record with its rendered templates).
+fn observe_batch(
+    ctx: &RecordContext<'_>,
+    metrics: &[QueryRoutedMetric<BuiltinMetric>],
+    accs: &mut [routeval_query_dsl::route::RoutedAccumulator],
+    line_of: &mut Vec<usize>,
+    spool: &mut Option<std::io::BufWriter<std::fs::File>>,
+    batch: &[(usize, Vec<u8>)],
+) -> Result<(), Failure> {
+    use rayon::prelude::*;
+    let parsed: Vec<Result<Option<(Value, Value)>, Failure>> = batch
+        .par_iter()
+        .map(|(line_no, bytes)| parse_record(ctx, *line_no, bytes))
+        .collect();
+    let mut instances: Vec<(usize, Value, Value)> = Vec::with_capacity(parsed.len());
+    for ((line_no, bytes), p) in batch.iter().zip(parsed) {
+        let Some((rec, info)) = p? else { continue };
+        let index = line_of.len();
+        line_of.push(*line_no);
+        if let Some(w) = spool.as_mut() {
+            let written = if ctx.template_keys.is_empty() {
+                w.write_all(bytes)
+            } else {
+                serde_json::to_writer(&mut *w, &rec).map_err(std::io::Error::from)
+            };
+            written
+                .and_then(|()| w.write_all(b"\n"))
+                .map_err(|e| Failure::bad_input(format!("temporary file for --out: {e}")))?;
+        }
+        instances.push((index, rec, info));
+    }
+    let chunk = instances
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(1);
+    for (qr, acc) in metrics.iter().zip(accs.iter_mut()) {
+        let parts: Vec<_> = instances
+            .par_chunks(chunk)
+            .map(|part| {
+                let mut a = qr.accumulator();
+                for (index, rec, info) in part {
+                    qr.observe(&mut a, *index, rec, info);
+                }
+                a
+            })
+            .collect();
+        for p in parts {
+            acc.merge(p);
+        }
+    }
+    Ok(())
 }
 
 /// The gate-able metrics of a route summary: every key whose value is a number (or `null`,

@@ -724,3 +724,72 @@ fn eval_warns_about_prediction_ids_not_in_the_bank() {
         "{err}"
     );
 }
+
+/// Integers beyond 64 bits in a bank's messages keep their digits, as Python's `json.loads`
+/// keeps them (issue 10 item 7): tool-call `arguments` `{"n": 100000000000000000000}` are
+/// tokenised as `json.dumps` writes them, so the row costs the same as one whose arguments are
+/// the string of that text (CommonRouterBench uses `str(arguments)` for a string), and not the
+/// same as `1e20` (a float in Python too, dumped `1e+20`).
+#[test]
+fn big_integers_in_messages_keep_their_digits() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bank = std::fs::read_to_string(root.join("examples/data/crb/bank.jsonl")).unwrap();
+    let manifest = root.join("examples/data/crb/manifest.json");
+    let row: Value = serde_json::from_str(bank.lines().nth(1).unwrap()).unwrap();
+    let args_path = "/messages/2/tool_calls/0/function/arguments";
+    assert!(
+        row.pointer(args_path).is_some(),
+        "example row 2 has a tool call"
+    );
+    let variant = |args: &str| {
+        let mut r = row.clone();
+        *r.pointer_mut(args_path).unwrap() = Value::String("ARGS".into());
+        // Substitute the raw JSON text, so that the integer literal reaches routeval as is.
+        serde_json::to_string(&r).unwrap().replace("\"ARGS\"", args)
+    };
+    let run = |line: String| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bank.jsonl"), format!("{line}\n")).unwrap();
+        let out = routeval_in(
+            dir.path(),
+            &[
+                "crb",
+                "eval",
+                "--bank",
+                "bank.jsonl",
+                "--manifest",
+                manifest.to_str().unwrap(),
+                "--predictor",
+                "gold",
+                "--json",
+            ],
+        );
+        let v = ok_json(&out);
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            v["scores_v2"]["by_benchmark"].clone(),
+        )
+    };
+    let big = run(variant(
+        r#"{"n": 100000000000000000000, "m": -99999999999999999999}"#,
+    ));
+    let text = run(variant(
+        r#""{\"n\": 100000000000000000000, \"m\": -99999999999999999999}""#,
+    ));
+    let float = run(variant(r#"{"n": 1e20, "m": -99999999999999999999}"#));
+    // The costs (tokens of the message texts) of the integer and the string variants agree;
+    // the float's differ.
+    assert_eq!(
+        big.1, text.1,
+        "digits kept: same text, same tokens and costs"
+    );
+    assert_ne!(big.1, float.1, "1e20 is dumped 1e+20: other tokens");
+    // The rows echo the messages with the integers as they came in (no marker leaks).
+    assert!(
+        big.0
+            .contains(r#""arguments":{"n":100000000000000000000,"m":-99999999999999999999}"#),
+        "{}",
+        big.0
+    );
+    assert!(!big.0.contains("routeval-big-int"), "{}", big.0);
+}

@@ -290,4 +290,20 @@ fn connection_refused_and_reply_cache() {
         out["rows"][0]["pred_tier_id"]
     );
     assert_eq!(again["rows"][0]["usage"], out["rows"][0]["usage"]);
+    // The key is the whole request: another system instruction or max_tokens is a miss (the
+    // dead server then makes the row an error), the original request still a hit.
+    for extra in [
+        &["--llm-max-tokens", "5"][..],
+        &["--llm-system-instruction", "Answer with one digit."][..],
+    ] {
+        let args = [&["--cache-dir", c][..], extra].concat();
+        let (code, miss, _) = run_llm(&bank, dead, &kw, &args);
+        assert_eq!(code, Some(0));
+        assert!(miss["rows"][0]["error"].is_string(), "{extra:?}: {miss}");
+    }
+    let (_, hit, _) = run_llm(&bank, dead, &kw, &["--cache-dir", c]);
+    assert_eq!(
+        hit["rows"][0]["pred_tier_id"],
+        out["rows"][0]["pred_tier_id"]
+    );
 }

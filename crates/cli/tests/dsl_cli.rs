@@ -397,3 +397,99 @@ fn filter_lax_members_byte_order_mark_and_usage_lines() {
     assert!(err.contains("--count") && err.lines().count() == 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `route` streams its data in batches (4096 lines): a file spanning several batches, with
+/// blank lines, templates and `--out`, gives the counts and means of one pass, outputs.jsonl
+/// keeps every record in input order with its own instance keys, and an error on a line past
+/// the first batch names that line.
+#[test]
+fn route_streams_many_batches_with_out_and_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("routes.json");
+    std::fs::write(
+        &cfg,
+        r#"{"routes": [
+            {"name": "even", "where": {"parity": "even"}, "metrics": ["exact_match"], "group_by": "bucket"},
+            {"name": "all", "metrics": ["exact_match"]}],
+           "extra_info_templates": {"tag": "{{ parity }}-{{ bucket }}"}}"#,
+    )
+    .unwrap();
+    let n = 10_001usize;
+    let mut data = String::new();
+    let (mut even, mut even_hits, mut hits) = (0usize, 0usize, 0usize);
+    for i in 0..n {
+        let hit = i % 3 == 0;
+        let parity = if i % 2 == 0 { "even" } else { "odd" };
+        hits += usize::from(hit);
+        if i % 2 == 0 {
+            even += 1;
+            even_hits += usize::from(hit);
+        }
+        let out = if hit { "yes" } else { "no" };
+        data.push_str(&format!(
+            "{{\"id\": {i}, \"lm_output\": \"{out}\", \"references\": [\"yes\"], \"extra_info\": {{\"parity\": \"{parity}\", \"bucket\": {}}}}}\n",
+            i % 4
+        ));
+        if i % 1000 == 0 {
+            data.push('\n');
+        }
+    }
+    let path = dir.path().join("data.jsonl");
+    std::fs::write(&path, &data).unwrap();
+    let out_dir = dir.path().join("out");
+    let (code, out, err) = routeval(&[
+        "route",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--data",
+        path.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["instances"], n);
+    assert_eq!(v["routing"][0]["selected"]["even"], even);
+    assert_eq!(v["routing"][0]["selected"]["all"], n);
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-12;
+    assert!(
+        close(&v["metrics"]["all/exact_match"], hits as f64 / n as f64),
+        "{v}"
+    );
+    assert!(
+        close(
+            &v["metrics"]["even/exact_match"],
+            even_hits as f64 / even as f64
+        ),
+        "{v}"
+    );
+    let outputs = std::fs::read_to_string(out_dir.join("outputs.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = outputs
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), n);
+    for (i, rec) in lines.iter().enumerate() {
+        assert_eq!(rec["id"], i, "outputs.jsonl keeps input order");
+        assert_eq!(rec["all/exact_match"], i % 3 == 0);
+        assert_eq!(rec["even/exact_match"].is_null(), i % 2 == 1);
+        let tag = format!("{}-{}", if i % 2 == 0 { "even" } else { "odd" }, i % 4);
+        assert_eq!(rec["extra_info"]["tag"], tag.as_str());
+    }
+    // A bad line in the third batch: its own line number (blank lines counted), exit 2.
+    let mut lines: Vec<&str> = data.split('\n').collect();
+    lines[9_000] = "{not json";
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let (code, out, err) = routeval(&[
+        "route",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--data",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains(":9001: invalid JSON"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

@@ -307,6 +307,144 @@ pub fn number_text(n: &serde_json::Number) -> String {
     json_float(n.as_f64().unwrap_or(f64::NAN))
 }
 
+/// The prefix of the string that stands for a JSON integer beyond 64 bits (see
+/// [`mark_big_ints`]): two NUL characters, then `routeval-big-int:`, then the integer's digits
+/// (with its `-`). [`dumps`], [`str_value`] and [`repr_value`] write such a string as the bare
+/// integer, as CPython writes the `int` that `json.loads` gives for it.
+pub const BIG_INT_MARKER: &str = "\u{0}\u{0}routeval-big-int:";
+
+/// The integer text of a [`BIG_INT_MARKER`] string, or `None` for any other string.
+pub fn big_int_text(s: &str) -> Option<&str> {
+    s.strip_prefix(BIG_INT_MARKER)
+}
+
+/// A JSON text cannot be marked by [`mark_big_ints`]: it already holds the marker's spelling.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the text contains routeval's reserved big-integer marker (\\u0000\\u0000routeval-big-int:)"
+)]
+pub struct ReservedMarker;
+
+/// Python's `json.loads` keeps an integer of any size (`100000000000000000000` stays an
+/// `int`, printed with all its digits), while `serde_json` without `arbitrary_precision`
+/// turns one beyond 64 bits into the nearest float (printed `1e+20`). For a JSON text that
+/// holds such integers (outside strings; below `i64::MIN` or above `u64::MAX`), this returns
+/// the text with each one replaced by a JSON string `BIG_INT_MARKER + digits`, which the
+/// Python-text writers of this module print as the bare integer; `None` when there is none
+/// (the text is then used as it is). Fractions and exponents (`1.0`, `1e20`) are floats in
+/// Python too and are left alone.
+///
+/// # Errors
+/// [`ReservedMarker`] when the text already spells the marker (`\u0000\u0000routeval-big-int:`
+/// inside a string), so that a marker can only come from this function.
+pub fn mark_big_ints(text: &str) -> Result<Option<String>, ReservedMarker> {
+    let b = text.as_bytes();
+    // Fast path: no run of 19+ digits, no integer beyond 64 bits.
+    let mut run = 0usize;
+    let mut long_run = false;
+    for &c in b {
+        if c.is_ascii_digit() {
+            run += 1;
+            if run >= 19 {
+                long_run = true;
+                break;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    if !long_run {
+        return Ok(None);
+    }
+    if text.contains("\\u0000\\u0000routeval-big-int:") {
+        return Err(ReservedMarker);
+    }
+    let mut out: Option<String> = None;
+    let mut copied = 0usize;
+    let mut i = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // Skip the string literal (escapes included).
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                let neg = c == b'-';
+                if neg {
+                    i += 1;
+                }
+                let digits_start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let digits = &text[digits_start..i];
+                let mut float = false;
+                while i < b.len() && matches!(b[i], b'.' | b'e' | b'E' | b'+' | b'-' | b'0'..=b'9')
+                {
+                    float = true;
+                    i += 1;
+                }
+                let limit = if neg {
+                    "9223372036854775808"
+                } else {
+                    "18446744073709551615"
+                };
+                let big = !float
+                    && (digits.len() > limit.len()
+                        || (digits.len() == limit.len() && digits > limit));
+                if big {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 64));
+                    o.push_str(&text[copied..start]);
+                    o.push_str("\"\\u0000\\u0000routeval-big-int:");
+                    o.push_str(&text[start..i]);
+                    o.push('"');
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    }))
+}
+
+/// JSON text written by `serde_json` from values that went through [`mark_big_ints`], with
+/// each marker string (`"\u0000\u0000routeval-big-int:DIGITS"`) turned back into the bare
+/// integer `DIGITS`, as Python's `json.dumps` writes the `int`. Text without markers is
+/// returned as it is (borrowed).
+pub fn unmark_big_ints(json_text: &str) -> std::borrow::Cow<'_, str> {
+    const SPELLED: &str = "\"\\u0000\\u0000routeval-big-int:";
+    if !json_text.contains(SPELLED) {
+        return std::borrow::Cow::Borrowed(json_text);
+    }
+    let mut out = String::with_capacity(json_text.len());
+    let mut rest = json_text;
+    while let Some(at) = rest.find(SPELLED) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + SPELLED.len()..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len());
+        if after[end..].starts_with('"') {
+            out.push_str(&after[..end]);
+            rest = &after[end + 1..];
+        } else {
+            // Not a marker after all (cannot happen for serde_json output): keep it.
+            out.push_str(SPELLED);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// Options of [`dumps`], named after `json.dumps`'s keyword arguments (defaults:
 /// `ensure_ascii=False` here, unlike Python; `sort_keys=False`; `indent=None`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -341,7 +479,10 @@ fn write_dumps(out: &mut String, v: &serde_json::Value, opts: DumpOptions, level
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&number_text(n)),
-        Value::String(s) => write_json_str(out, s, opts.ensure_ascii),
+        Value::String(s) => match big_int_text(s) {
+            Some(digits) => out.push_str(digits),
+            None => write_json_str(out, s, opts.ensure_ascii),
+        },
         Value::Array(a) => {
             if a.is_empty() {
                 out.push_str("[]");
@@ -395,7 +536,7 @@ fn write_dumps(out: &mut String, v: &serde_json::Value, opts: DumpOptions, level
 /// everything else as [`repr_value`] (`None`, `True`, `1e-05`, `[1, 'a']`, `{'k': None}`).
 pub fn str_value(v: &serde_json::Value) -> String {
     match v {
-        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::String(s) => big_int_text(s).unwrap_or(s).to_string(),
         other => repr_value(other),
     }
 }
@@ -424,7 +565,10 @@ fn write_repr_value(out: &mut String, v: &serde_json::Value) {
                 _ => out.push_str(&t),
             }
         }
-        Value::String(s) => out.push_str(&repr_str(s)),
+        Value::String(s) => match big_int_text(s) {
+            Some(digits) => out.push_str(digits),
+            None => out.push_str(&repr_str(s)),
+        },
         Value::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
@@ -452,6 +596,58 @@ fn write_repr_value(out: &mut String, v: &serde_json::Value) {
 
 #[cfg(test)]
 mod tests {
+    /// CPython 3.11: `json.dumps(json.loads(T))`, `str(json.loads(T))` for texts with
+    /// integers beyond 64 bits (and the 64-bit edges, which need no marking).
+    #[test]
+    fn big_ints_keep_their_digits() {
+        use super::{DumpOptions, dumps, mark_big_ints, repr_value, str_value};
+        for (text, dumped, str_form) in [
+            (
+                r#"{"n": 100000000000000000000, "s": "12345678901234567890123"}"#,
+                r#"{"n": 100000000000000000000, "s": "12345678901234567890123"}"#,
+                "{'n': 100000000000000000000, 's': '12345678901234567890123'}",
+            ),
+            (
+                "[-9223372036854775809, 18446744073709551616, 1.5e20, 123456789012345678901.5]",
+                "[-9223372036854775809, 18446744073709551616, 1.5e+20, 1.2345678901234568e+20]",
+                "[-9223372036854775809, 18446744073709551616, 1.5e+20, 1.2345678901234568e+20]",
+            ),
+            (
+                r#"{"a\"b": [99999999999999999999999999999999]}"#,
+                r#"{"a\"b": [99999999999999999999999999999999]}"#,
+                "{'a\"b': [99999999999999999999999999999999]}",
+            ),
+        ] {
+            let marked = mark_big_ints(text).unwrap().expect("has big ints");
+            let v: serde_json::Value = serde_json::from_str(&marked).unwrap();
+            assert_eq!(dumps(&v, DumpOptions::default()), dumped, "{text}");
+            assert_eq!(str_value(&v), str_form, "{text}");
+            assert_eq!(repr_value(&v), str_form, "{text}");
+        }
+        // At the edges of 64 bits serde_json keeps integers itself: nothing to mark.
+        for text in [
+            "[-9223372036854775808, 18446744073709551615, 0, -0]",
+            r#"{"s": "100000000000000000000"}"#,
+            "[1.00000000000000000000001, 100000000000000000000e0]",
+        ] {
+            assert_eq!(mark_big_ints(text).unwrap(), None, "{text}");
+        }
+        // serde_json's text of a marked value, turned back: the bare integers.
+        let marked = mark_big_ints(r#"{"n": [100000000000000000000, "x"]}"#)
+            .unwrap()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&marked).unwrap();
+        let text = serde_json::to_string(&v).unwrap();
+        assert_eq!(
+            super::unmark_big_ints(&text),
+            r#"{"n":[100000000000000000000,"x"]}"#
+        );
+        // The marker's own spelling cannot come from input.
+        assert!(
+            mark_big_ints(r#"["\u0000\u0000routeval-big-int:1", 100000000000000000000]"#).is_err()
+        );
+    }
+
     #[test]
     fn json_dumps_strings() {
         // CPython 3.11: json.dumps(S, ensure_ascii=True / False).

@@ -161,6 +161,48 @@ impl OnUnmatched {
     }
 }
 
+/// One metric's values for one instance, in the metric's key order: what
+/// [`RouteMetric::instance`] returned, kept as a compact list of pairs rather than a map (an
+/// accumulator holds one per selected instance and metric, so its size is what a large
+/// `route` run costs in memory).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InstanceValues(Vec<(String, Value)>);
+
+impl InstanceValues {
+    /// The value of `key`, if the metric gave one.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The keys, in the metric's order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// The `(key, value)` pairs, in the metric's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the metric gave no value.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Map<String, Value>> for InstanceValues {
+    fn from(m: Map<String, Value>) -> Self {
+        let mut v: Vec<(String, Value)> = m.into_iter().collect();
+        v.shrink_to_fit();
+        InstanceValues(v)
+    }
+}
+
 /// An instance-level metric that a route applies to its selected instances.
 ///
 /// The metric sees one instance at a time ([`RouteMetric::instance`], giving its values for
@@ -180,7 +222,7 @@ pub trait RouteMetric: Send + Sync {
     fn has_details(&self) -> bool;
 
     /// The summary over the selected instances' values, in instance order (never empty).
-    fn summarize(&self, rows: &[&Map<String, Value>]) -> Map<String, Value>;
+    fn summarize(&self, rows: &[&InstanceValues]) -> Map<String, Value>;
 }
 
 /// One route: which instances (`where`), which metrics, and an optional `group_by` path.
@@ -211,7 +253,8 @@ pub struct RoutedResult {
     /// Flat summary, keys `{route}/{key}` and `{route}/{group}/{key}`, in the reference's
     /// insertion order.
     pub summary: Map<String, Value>,
-    /// Instance details, indexed like the instances (prefixed keys).
+    /// Instance details, indexed like the instances (prefixed keys); empty when
+    /// [`QueryRoutedMetric::finish_with`] was asked for none.
     pub instance_details: Vec<Map<String, Value>>,
     /// How many instances each route selected, in route order.
     pub selected: Vec<usize>,
@@ -224,13 +267,14 @@ enum GroupSlot {
     None,
     Label(String),
     Skip,
-    Err(RouteError),
+    Err(Box<RouteError>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     index: usize,
-    values: Vec<Result<Map<String, Value>, RouteError>>,
+    // Boxed: an error is rare and large, a row per selected instance is what a big run holds.
+    values: Box<[Result<InstanceValues, Box<RouteError>>]>,
     group: GroupSlot,
 }
 
@@ -531,34 +575,37 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                         .iter()
                         .map(|m| {
                             m.instance(instance)
-                                .map_err(|message| RouteError::BadInstance { index, message })
+                                .map(InstanceValues::from)
+                                .map_err(|message| {
+                                    Box::new(RouteError::BadInstance { index, message })
+                                })
                         })
                         .collect();
                     let group = match &route.group_by {
                         None => GroupSlot::None,
                         Some(p) => match p.resolve(extra_info) {
                             Resolved::One(Value::Array(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "list",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(Value::Object(_)) => {
-                                GroupSlot::Err(RouteError::BadGroupValue {
+                                GroupSlot::Err(Box::new(RouteError::BadGroupValue {
                                     path: p.as_str().into(),
                                     type_name: "dict",
                                     index,
-                                })
+                                }))
                             }
                             Resolved::One(v) => GroupSlot::Label(py_str(v)),
                             Resolved::Missing if self.on_missing_key == OnMissingKey::Error => {
-                                GroupSlot::Err(RouteError::AtInstance {
+                                GroupSlot::Err(Box::new(RouteError::AtInstance {
                                     index,
                                     error: Box::new(
                                         QueryError::MissingKey(p.as_str().into()).into(),
                                     ),
-                                })
+                                }))
                             }
                             // Missing (skip) and out-of-range indexes leave the groups.
                             _ => GroupSlot::Skip,
@@ -577,6 +624,33 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         }
     }
 
+    /// The instance details of one instance, computed again from the instance alone: for each
+    /// route whose `where` selects it, the prefixed values of the route's detail metrics (what
+    /// [`RoutedResult::instance_details`] holds for it). A caller that streams its output
+    /// (`routeval route --out`) calls this per instance after
+    /// [`QueryRoutedMetric::finish_with`] succeeded without details, instead of holding one map
+    /// per instance. Selection or metric errors give `{}` (a successful `finish` rules them
+    /// out for the instances it saw).
+    pub fn instance_details(&self, instance: &Value, extra_info: &Value) -> Map<String, Value> {
+        let mut out = Map::new();
+        for route in &self.routes {
+            if !matches!(
+                route.where_.matches(extra_info, self.on_missing_key),
+                Ok(true)
+            ) {
+                continue;
+            }
+            for m in route.metrics.iter().filter(|m| m.has_details()) {
+                if let Ok(values) = m.instance(instance) {
+                    for (k, v) in values {
+                        out.insert(format!("{}/{k}", route.name), v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Evaluate all instances in one pass (`extra_info` of each is its `"extra_info"` field,
     /// `{}` when absent).
     ///
@@ -591,13 +665,53 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         self.finish(acc)
     }
 
+    /// Whether two routes can give an instance the same prefixed detail key.
+    fn routes_share_detail_keys(&self, acc: &RoutedAccumulator) -> bool {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (ri, (route, racc)) in self.routes.iter().zip(&acc.routes).enumerate() {
+            let mut keys: Vec<&String> = Vec::new();
+            for row in &racc.rows {
+                for (mi, metric) in route.metrics.iter().enumerate() {
+                    if let (true, Some(Ok(m))) = (metric.has_details(), row.values.get(mi)) {
+                        for k in m.keys() {
+                            if !keys.contains(&k) {
+                                keys.push(k);
+                            }
+                        }
+                    }
+                }
+            }
+            for k in keys {
+                if *seen.entry(format!("{}/{k}", route.name)).or_insert(ri) != ri {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Turn the accumulated state into the result, raising the first error in the reference's
-    /// order.
+    /// order. Same as [`QueryRoutedMetric::finish_with`] with instance details.
+    ///
+    /// # Errors
+    /// As [`QueryRoutedMetric::finish_with`].
+    pub fn finish(&self, acc: RoutedAccumulator) -> Result<RoutedResult, RouteError> {
+        self.finish_with(acc, true)
+    }
+
+    /// Turn the accumulated state into the result, raising the first error in the reference's
+    /// order. With `instance_details` false, [`RoutedResult::instance_details`] is left empty
+    /// (a caller that writes no per-instance output saves one map per instance); the summary
+    /// and every error, `key_collision` in instance keys included, are the same either way.
     ///
     /// # Errors
     /// Selection errors (`missing_key`, `type_error`, ...) of the first route that has one,
     /// then `unmatched`, then per route: metric errors, `key_collision`, group errors.
-    pub fn finish(&self, mut acc: RoutedAccumulator) -> Result<RoutedResult, RouteError> {
+    pub fn finish_with(
+        &self,
+        mut acc: RoutedAccumulator,
+        instance_details: bool,
+    ) -> Result<RoutedResult, RouteError> {
         for racc in &mut acc.routes {
             if let Some((index, e)) = racc.selection_error.take() {
                 return Err(RouteError::AtInstance {
@@ -614,7 +728,15 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
             });
         }
         let n = acc.max_index.map_or(0, |m| m + 1).max(acc.n);
-        let mut details = vec![Map::new(); n];
+        // Without details, a collision between two routes' prefixed instance keys (route `a`
+        // with key `b/x` and route `a/b` with key `x`) would go unseen: when two routes'
+        // key sets meet, the details are built anyway (and dropped at the end).
+        let keep_details = instance_details || self.routes_share_detail_keys(&acc);
+        let mut details = if keep_details {
+            vec![Map::new(); n]
+        } else {
+            Vec::new()
+        };
         let mut summary = Map::new();
         let mut selected = Vec::with_capacity(self.routes.len());
         for (route, racc) in self.routes.iter().zip(acc.routes.iter_mut()) {
@@ -624,37 +746,62 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
             if rows.is_empty() {
                 continue;
             }
-            let mut route_details: Vec<Map<String, Value>> = vec![Map::new(); rows.len()];
+            // The metrics whose values are instance details, in order (what group means and
+            // outputs.jsonl see).
+            let mut detail_metrics: Vec<usize> = Vec::new();
             for (mi, metric) in route.metrics.iter().enumerate() {
                 let mut vals = Vec::with_capacity(rows.len());
                 for row in rows {
                     match &row.values[mi] {
                         Ok(m) => vals.push(m),
-                        Err(e) => return Err(e.clone()),
+                        Err(e) => return Err((**e).clone()),
                     }
                 }
                 for (k, v) in metric.summarize(&vals) {
                     put(&mut summary, format!("{}/{k}", route.name), v)?;
                 }
                 if metric.has_details() {
-                    for (j, (row, m)) in rows.iter().zip(&vals).enumerate() {
-                        for (k, v) in m.iter() {
-                            put(
-                                &mut details[row.index],
-                                format!("{}/{k}", route.name),
-                                v.clone(),
-                            )?;
-                            route_details[j].insert(k.clone(), v.clone());
+                    for (row, m) in rows.iter().zip(&vals) {
+                        // An instance key given by an earlier detail metric of this route
+                        // collides (checked whether or not the details are kept).
+                        for (k, _) in m.iter() {
+                            let earlier = detail_metrics
+                                .iter()
+                                .any(|&pj| matches!(&row.values[pj], Ok(p) if p.get(k).is_some()));
+                            if earlier {
+                                return Err(RouteError::KeyCollision(format!(
+                                    "{}/{k}",
+                                    route.name
+                                )));
+                            }
+                        }
+                        if let Some(d) = details.get_mut(row.index) {
+                            for (k, v) in m.iter() {
+                                put(d, format!("{}/{k}", route.name), v.clone())?;
+                            }
                         }
                     }
+                    detail_metrics.push(mi);
                 }
             }
             if route.group_by.is_some() {
+                // A row's detail values: the detail metrics' values in metric order (keys are
+                // unique across them, checked above).
+                fn value_of<'r>(
+                    row: &'r Row,
+                    detail_metrics: &[usize],
+                    k: &str,
+                ) -> Option<&'r Value> {
+                    detail_metrics.iter().find_map(|&mi| match &row.values[mi] {
+                        Ok(m) => m.get(k),
+                        Err(_) => None,
+                    })
+                }
                 let mut order: Vec<(String, Vec<usize>)> = Vec::new();
                 let mut lookup: HashMap<String, usize> = HashMap::new();
                 for (j, row) in rows.iter().enumerate() {
                     match &row.group {
-                        GroupSlot::Err(e) => return Err(e.clone()),
+                        GroupSlot::Err(e) => return Err((**e).clone()),
                         GroupSlot::Label(l) => {
                             let slot = *lookup.entry(l.clone()).or_insert_with(|| {
                                 order.push((l.clone(), Vec::new()));
@@ -668,16 +815,20 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                 for (label, members) in &order {
                     let mut keys: Vec<&String> = Vec::new();
                     for &j in members {
-                        for k in route_details[j].keys() {
-                            if !keys.contains(&k) {
-                                keys.push(k);
+                        for &mi in &detail_metrics {
+                            if let Ok(m) = &rows[j].values[mi] {
+                                for k in m.keys() {
+                                    if !keys.contains(&k) {
+                                        keys.push(k);
+                                    }
+                                }
                             }
                         }
                     }
                     for k in keys {
                         let vals = members
                             .iter()
-                            .filter_map(|&j| route_details[j].get(k))
+                            .filter_map(|&j| value_of(&rows[j], &detail_metrics, k))
                             .filter(|v| is_numeric(v));
                         if let Some(m) = py_mean(vals) {
                             put(
@@ -689,6 +840,9 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
                     }
                 }
             }
+        }
+        if !instance_details {
+            details = Vec::new();
         }
         Ok(RoutedResult {
             summary,

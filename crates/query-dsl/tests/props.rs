@@ -240,7 +240,67 @@ proptest! {
         }).collect();
         // Merge in reverse: the result must not depend on shard order either.
         let merged = Accumulator::merge_all(shards.into_iter().rev());
+        let lean = qr.finish_with(merged.clone(), false).unwrap();
         let got = qr.finish(merged).unwrap();
-        prop_assert_eq!(got, one);
+        prop_assert_eq!(&got, &one);
+        // Without instance details: the same summary and counts, no details.
+        prop_assert!(lean.instance_details.is_empty());
+        prop_assert_eq!(lean.summary, one.summary);
+        prop_assert_eq!(lean.selected, one.selected);
+        prop_assert_eq!(lean.unmatched, one.unmatched);
+        // Details computed again per instance equal the held ones.
+        for (i, d) in data.iter().enumerate() {
+            prop_assert_eq!(&qr.instance_details(d, &d["extra_info"]), &one.instance_details[i]);
+        }
+    }
+}
+
+/// A collision between two routes' prefixed instance keys (route `a` key `b/exact_match`
+/// vs route `a/b` key `exact_match`) is an error with or without instance details, and
+/// within one route two metrics giving the same instance key collide either way.
+#[test]
+fn key_collisions_do_not_depend_on_instance_details() {
+    use routeval_query_dsl::route::{InstanceValues, MetricRoute, OnUnmatched, RouteMetric};
+    struct Fixed(&'static str);
+    impl RouteMetric for Fixed {
+        fn instance(&self, _: &Value) -> Result<Map<String, Value>, String> {
+            let mut m = Map::new();
+            m.insert(self.0.into(), json!(1));
+            Ok(m)
+        }
+        fn has_details(&self) -> bool {
+            true
+        }
+        fn summarize(&self, rows: &[&InstanceValues]) -> Map<String, Value> {
+            let mut m = Map::new();
+            m.insert(format!("n_{}", self.0.replace('/', "_")), json!(rows.len()));
+            m
+        }
+    }
+    let all = || Query::parse(&json!({})).unwrap();
+    let route = |name: &str, metrics: Vec<Fixed>| MetricRoute {
+        name: name.into(),
+        where_: all(),
+        metrics,
+        group_by: None,
+    };
+    let data = [json!({"x": 1}), json!({"x": 2})];
+    let cases = [
+        vec![
+            route("a", vec![Fixed("b/k")]),
+            route("a/b", vec![Fixed("k")]),
+        ],
+        vec![route("a", vec![Fixed("k"), Fixed("k")])],
+    ];
+    for routes in cases {
+        let qr = QueryRoutedMetric::new(routes, OnUnmatched::Skip, OnMissingKey::Skip).unwrap();
+        let mut acc = qr.accumulator();
+        for (i, d) in data.iter().enumerate() {
+            qr.observe(&mut acc, i, d, &json!({}));
+        }
+        let full = qr.finish_with(acc.clone(), true).unwrap_err();
+        let lean = qr.finish_with(acc, false).unwrap_err();
+        assert_eq!(full.kind(), "key_collision", "{full}");
+        assert_eq!(full, lean);
     }
 }

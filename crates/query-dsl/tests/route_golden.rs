@@ -5,7 +5,9 @@
 mod common;
 
 use common::{golden_files, read_lines};
-use routeval_query_dsl::route::{QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean};
+use routeval_query_dsl::route::{
+    InstanceValues, QueryRoutedMetric, RouteError, RouteMetric, float_value, py_mean,
+};
 use serde_json::{Map, Value};
 
 struct Stub {
@@ -25,7 +27,7 @@ impl RouteMetric for Stub {
     fn has_details(&self) -> bool {
         !self.count
     }
-    fn summarize(&self, rows: &[&Map<String, Value>]) -> Map<String, Value> {
+    fn summarize(&self, rows: &[&InstanceValues]) -> Map<String, Value> {
         let mut out = Map::new();
         if self.count {
             out.insert("count".into(), Value::from(rows.len()));

@@ -9,6 +9,7 @@
 //! dict arguments are printed in the file's key order, as Python does).
 
 use crate::pyjson::{DumpOptions, dumps, py_str, truthy};
+use routeval_core::py::big_int_text;
 use serde_json::{Map, Value};
 
 /// A message whose text cannot be built; the reference raises the same way.
@@ -38,6 +39,8 @@ pub fn py_type_name(v: &Value) -> &'static str {
         Value::Bool(_) => "bool",
         Value::Number(n) if n.is_f64() => "float",
         Value::Number(_) => "int",
+        // An integer beyond 64 bits, kept as text by `routeval_core::py::mark_big_ints`.
+        Value::String(s) if big_int_text(s).is_some() => "int",
         Value::String(_) => "str",
         Value::Array(_) => "list",
         Value::Object(_) => "dict",
@@ -56,7 +59,7 @@ fn push_block_texts(parts: &mut Vec<String>, blocks: &[Value]) {
                     parts.push(py_str(t));
                 }
             }
-            Value::String(s) => parts.push(s.clone()),
+            Value::String(s) if big_int_text(s).is_none() => parts.push(s.clone()),
             _ => {}
         }
     }
@@ -79,7 +82,7 @@ pub fn message_text(msg: &Value) -> Result<String, MessageError> {
 fn message_text_obj(m: &Map<String, Value>) -> Result<String, MessageError> {
     let mut parts: Vec<String> = Vec::new();
     match m.get("content") {
-        Some(Value::String(s)) => parts.push(s.clone()),
+        Some(Value::String(s)) if big_int_text(s).is_none() => parts.push(s.clone()),
         Some(Value::Array(blocks)) => push_block_texts(&mut parts, blocks),
         _ => {}
     }
@@ -98,7 +101,7 @@ fn message_text_obj(m: &Map<String, Value>) -> Result<String, MessageError> {
                 let Value::Object(f) = func else { continue };
                 match f.get("name") {
                     None => parts.push(String::new()),
-                    Some(Value::String(s)) => parts.push(s.clone()),
+                    Some(Value::String(s)) if big_int_text(s).is_none() => parts.push(s.clone()),
                     Some(other) => {
                         return Err(MessageError::NonStringToolName {
                             item: parts.len(),
@@ -121,7 +124,7 @@ fn message_text_obj(m: &Map<String, Value>) -> Result<String, MessageError> {
 /// block rules, `null` → `""`, anything else Python `str()`.
 fn normalized_content(c: &Value) -> String {
     match c {
-        Value::String(s) => s.clone(),
+        Value::String(s) if big_int_text(s).is_none() => s.clone(),
         Value::Array(blocks) => {
             let mut parts = Vec::new();
             push_block_texts(&mut parts, blocks);

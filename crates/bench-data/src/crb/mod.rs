@@ -76,7 +76,11 @@ impl<R: BufRead> BankReader<R> {
                 "starts with a UTF-8 byte-order mark (not accepted)",
             ));
         }
-        let value: Value = serde_json::from_str(text)
+        // Integers beyond 64 bits keep their digits, as Python's json.loads keeps them
+        // (message texts, and so token counts and costs, depend on them).
+        let marked = routeval_core::py::mark_big_ints(text)
+            .map_err(|e| Error::input(at(), e.to_string()))?;
+        let value: Value = serde_json::from_str(marked.as_deref().unwrap_or(text))
             .map_err(|e| Error::input(at(), format!("invalid JSON: {e}")))?;
         Ok(Some(BankRow { line, value }))
     }

@@ -1,6 +1,7 @@
 //! The `llm` predictor: CommonRouterBench's OpenAI-compatible digit classifier over HTTP
 //! (`specs/crb.md` §6.2), with bounded concurrency, retries with exponential backoff, a progress
-//! bar on stderr and an on-disk reply cache keyed by blake3(model, prompt).
+//! bar on stderr and an on-disk reply cache keyed by blake3 of the request body (model, system
+//! instruction, max_tokens, prompt).
 //!
 //! Prompt, request body and reply parsing are the reference's (see
 //! `routeval_routing_scores::crb::classifier`). HTTP goes through [`crate::http::Client`]:
@@ -44,7 +45,8 @@ pub(crate) struct LlmArgs {
     /// Requests in flight at once (1..=10000).
     #[arg(long, default_value = "4", value_parser = crate::numarg::count_usize, allow_hyphen_values = true)]
     pub(crate) concurrency: usize,
-    /// Directory caching replies by blake3(model, prompt); a re-run makes no request. Created
+    /// Directory caching replies by blake3 of the request body (model, system instruction,
+    /// max_tokens, prompt); a re-run of the same requests makes none. Created
     /// if missing; one that cannot be written is an error (exit 2); an entry that fails
     /// validation is named on stderr and asked again.
     #[arg(long)]
@@ -159,10 +161,11 @@ impl LlmPredictor {
 
     fn cache_path(&self, prompt: &str) -> Option<PathBuf> {
         let dir = self.cache_dir.as_ref()?;
+        // The key is the whole request body (model, system instruction and its cache mode,
+        // max_tokens, prompt): a run that changes any of them asks the server again.
         let mut h = blake3::Hasher::new();
-        h.update(self.cfg.model.as_bytes());
-        h.update(&[0]);
-        h.update(prompt.as_bytes());
+        h.update(b"routeval-crb-llm-cache-v2\0");
+        h.update(self.cfg.request_body(prompt).as_bytes());
         Some(dir.join(format!("{}.json", h.finalize().to_hex())))
     }
 

@@ -14,7 +14,7 @@
 //!   `score:scores.f1`); the key is PATH. Detail: the value. A missing or non-numeric value is
 //!   an error naming the instance.
 
-use super::{RouteError, RouteMetric, float_value, py_mean};
+use super::{InstanceValues, RouteError, RouteMetric, float_value, py_mean};
 use crate::query::{Path, Resolved};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -188,7 +188,7 @@ impl RouteMetric for BuiltinMetric {
         !matches!(self, BuiltinMetric::OutputLengthStats)
     }
 
-    fn summarize(&self, rows: &[&Map<String, Value>]) -> Map<String, Value> {
+    fn summarize(&self, rows: &[&InstanceValues]) -> Map<String, Value> {
         let mut out = Map::new();
         let key = match self {
             BuiltinMetric::ExactMatch => "exact_match",
