@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use routeval_retrieval_metrics::rag::cases_from_trec;
 use routeval_retrieval_metrics::trec::{
-    EvalOptions, MeasureSet, Qrels, Run, evaluate_bytes, evaluate_run, format,
+    EvalOptions, TrecEvalVersion, MeasureSet, Qrels, Run, evaluate_bytes, evaluate_run, format,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -34,6 +34,8 @@ fuzz_target!(|data: &[u8]| {
         max_docs_per_topic: if flags & 16 != 0 { 3 } else { usize::MAX },
         num_docs_in_coll: 1000,
         per_query: true,
+        // Both trec_eval versions routeval reproduces (10.0 default, 9.0.8 for pytrec_eval).
+        version: if run.len() % 2 == 0 { TrecEvalVersion::V10 } else { TrecEvalVersion::V9_0_8 },
     };
     let Ok(q) = Qrels::from_bytes(qrels, "qrels") else { return };
     let streamed = evaluate_bytes(&q, run, "run", &opts, "qrels");

@@ -14,7 +14,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod compare;
+mod crb;
 mod frontier;
+mod gqr;
 mod rag;
 mod trec;
 mod where_;
@@ -39,6 +41,18 @@ create_exception!(
 );
 create_exception!(
     _native,
+    GqrError,
+    RoutevalError,
+    "A GQR-Bench error: no or changed build, bad prediction label, wrong batch length."
+);
+create_exception!(
+    _native,
+    CrbError,
+    RoutevalError,
+    "A CommonRouterBench error: bad bank row or manifest, sampling, out-of-range tier, metrics input."
+);
+create_exception!(
+    _native,
     WhereError,
     RoutevalError,
     "A `where` query error, with the message `routeval filter` prints."
@@ -52,11 +66,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TrecError", py.get_type::<TrecError>())?;
     m.add("RagError", py.get_type::<RagError>())?;
     m.add("WhereError", py.get_type::<WhereError>())?;
+    m.add("GqrError", py.get_type::<GqrError>())?;
+    m.add("CrbError", py.get_type::<CrbError>())?;
     trec::register(m)?;
     rag::register(m)?;
     where_::register(m)?;
     compare::register(m)?;
     frontier::register(m)?;
+    gqr::register(m)?;
+    crb::register(m)?;
 
     Ok(())
 }

@@ -10,6 +10,7 @@ use routeval_retrieval_metrics::rag::{self, EmbedError, Embedder, Options, RagRe
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeRagReport>()?;
+    m.add_class::<NativeRagPartial>()?;
     m.add_function(wrap_pyfunction!(rag_evaluate, m)?)?;
     Ok(())
 }
@@ -189,5 +190,85 @@ impl NativeRagReport {
             out.append(t)?;
         }
         Ok(out)
+    }
+}
+
+/// A shard of a lexical rag evaluation (`routeval.rag.Accumulator`'s state):
+/// `routeval_retrieval_metrics::rag::RagPartial`, per-case results keyed by position.
+#[pyclass(module = "routeval._native")]
+pub(crate) struct NativeRagPartial {
+    opts: Options,
+    part: rag::RagPartial,
+}
+
+#[pymethods]
+impl NativeRagPartial {
+    /// An empty shard; `options_json` = the JSON of `[k, threshold]` (checked as `evaluate`
+    /// checks them).
+    #[new]
+    fn new(options_json: &str) -> PyResult<Self> {
+        let options = pyjson::parse(options_json).map_err(err)?;
+        let opts = match &options {
+            rag::PyValue::List(v) if v.len() == 2 => Options::from_py(&v[0], &v[1]).map_err(err)?,
+            _ => return Err(err("options must be [k, threshold]")),
+        };
+        rag::RagRun::new(&opts).map_err(err)?;
+        Ok(NativeRagPartial {
+            opts,
+            part: rag::RagPartial::default(),
+        })
+    }
+
+    /// Score `cases_json` (the JSON text of a list of cases) whose positions in the whole
+    /// input are `indices`, and keep the results. Errors (`RagError`, the reference's
+    /// messages with the cases' positions) leave the shard unchanged.
+    fn add(&mut self, py: Python<'_>, cases_json: &str, indices: Vec<usize>) -> PyResult<()> {
+        let cases = pyjson::parse(cases_json).map_err(err)?;
+        let rag::PyValue::List(items) = &cases else {
+            return Err(err("cases must be a list of case dicts"));
+        };
+        if items.len() != indices.len() {
+            return Err(err(format!(
+                "{} indices for {} cases",
+                indices.len(),
+                items.len()
+            )));
+        }
+        let opts = &self.opts;
+        let part = py.detach(|| -> Result<rag::RagPartial, rag::RagError> {
+            let mut run = rag::RagRun::new(opts)?;
+            run.push_indexed(items, Some(&indices));
+            run.into_partial()
+        });
+        self.part.try_merge(part.map_err(err)?).map_err(err)
+    }
+
+    /// Add `other`'s cases (same options, disjoint positions).
+    fn merge(&mut self, other: &NativeRagPartial) -> PyResult<()> {
+        self.part.try_merge(other.part.clone()).map_err(err)
+    }
+
+    /// Cases held.
+    fn __len__(&self) -> usize {
+        self.part.len()
+    }
+
+    /// The report over every case held (position order), as `evaluate` gives it.
+    fn report(&self) -> NativeRagReport {
+        NativeRagReport {
+            rep: self.part.clone().finish(),
+        }
+    }
+
+    /// The state as JSON text (exact floats): what pickling stores.
+    fn state(&self) -> String {
+        self.part.to_json().to_string()
+    }
+
+    /// Restore [`state`](Self::state) into this (fresh) shard.
+    fn set_state(&mut self, state: &str) -> PyResult<()> {
+        let v: serde_json::Value = serde_json::from_str(state).map_err(err)?;
+        self.part = rag::RagPartial::from_json(&v).map_err(err)?;
+        Ok(())
     }
 }

@@ -57,3 +57,58 @@ def test_trec_sharded_on_dask_equals_one_pass(client):
     one = rt.Accumulator(qrels, measures).add(run)
     assert merged.result() == one.result()  # bit for bit
     assert merged.per_query() == rt.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+
+def _gqr_partition(rows, preds):
+    import routeval.gqr as gqr
+
+    return gqr.Accumulator().add(rows, preds)
+
+
+def test_gqr_sharded_on_dask_equals_one_pass(client):
+    import routeval.gqr as gqr
+
+    rng = random.Random(7)
+    rows = [{"label": rng.choice([0, 1, 2]), "dataset": "id"} for _ in range(900)]
+    for s in gqr.OOD_SETS:
+        rows += [{"label": 3, "dataset": s} for _ in range(rng.randint(20, 120))]
+    preds = [rng.choice([0, 1, 2, 3, 3]) for _ in rows]
+    order = list(range(len(rows)))
+    rng.shuffle(order)  # shards mix ID and OOD rows of every set
+    chunks = [order[i : i + 97] for i in range(0, len(order), 97)]
+    parts = [
+        client.submit(_gqr_partition, [rows[i] for i in c], [preds[i] for i in c]) for c in chunks
+    ]
+    while len(parts) > 1:
+        parts = [client.submit(_merge, parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + (
+            [parts[-1]] if len(parts) % 2 else []
+        )
+    merged = parts[0].result()
+    one = gqr.Accumulator().add(rows, preds)
+    assert len(merged) == len(rows)
+    assert merged.result() == one.result()  # bit for bit
+    assert merged.evaluations() == one.evaluations()
+
+
+def _rag_partition(cases, start):
+    import routeval.rag as rr
+
+    return rr.Accumulator(k=3, threshold=0.5).add(cases, start=start)
+
+
+def test_rag_sharded_on_dask_equals_one_pass(client):
+    import json
+
+    import routeval.rag as rr
+    from test_rag import random_case
+
+    rng = random.Random(9)
+    cases = json.loads(json.dumps([random_case(rng) for _ in range(300)], ensure_ascii=False))
+    parts = [client.submit(_rag_partition, cases[i : i + 41], i) for i in range(0, len(cases), 41)]
+    while len(parts) > 1:
+        parts = [client.submit(_merge, parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + (
+            [parts[-1]] if len(parts) % 2 else []
+        )
+    merged = parts[0].result().result()
+    one = rr.evaluate(cases, k=3, threshold=0.5)
+    assert merged.to_dict() == one.to_dict() and merged.summary() == one.summary()

@@ -148,3 +148,44 @@ def test_evaluate_case_and_frame():
     a = rr.evaluate(cases, k=k, threshold=t).to_frame()
     b = rqc.evaluate(cases, k=k, threshold=t).to_frame()
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_accumulator_sharded_equals_one_pass(seed):
+    import pickle
+
+    rng = random.Random(1000 + seed)
+    cases = json.loads(json.dumps([random_case(rng) for _ in range(rng.randint(4, 60))],
+                                  ensure_ascii=False))
+    k, threshold = rng.randint(1, 6), rng.choice([0.0, 0.25, 0.5, 0.8, 1.0])
+    try:
+        one = rr.evaluate(cases, k=k, threshold=threshold)
+    except rr.RagError:
+        with pytest.raises(rr.RagError):
+            rr.Accumulator(k=k, threshold=threshold).add(cases).result()
+        return
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(cases)), min(3, len(cases) - 1)))
+    parts = []
+    for a, b in zip([0] + cuts, cuts + [len(cases)]):
+        acc = rr.Accumulator(k=k, threshold=threshold).add(cases[a:b], start=a)
+        parts.append(pickle.loads(pickle.dumps(acc)))
+    rng.shuffle(parts)
+    merged = parts[0]
+    for p in parts[1:]:
+        merged.merge(p)
+    got = merged.result()
+    assert len(merged) == len(cases)
+    assert got.to_dict() == one.to_dict()  # bit for bit, every case and note
+    assert got.summary() == one.summary()
+    assert got.metrics == one.metrics
+
+
+def test_accumulator_rejects_a_case_added_twice():
+    cases = [{"query": "q", "retrieved": ["a"], "relevant": ["a"]}]
+    acc = rr.Accumulator().add(cases)
+    with pytest.raises(rr.RagError, match="in both"):
+        acc.merge(rr.Accumulator().add(cases, start=0))
+    with pytest.raises(rr.RagError, match="different k"):
+        acc.merge(rr.Accumulator(k=3).add(cases, start=1))
+    assert len(acc) == 1 and acc.result().metrics["hit_rate"] == 1.0

@@ -145,7 +145,11 @@ impl Confusion {
         }
     }
 
-    fn cells(&self) -> impl Iterator<Item = ((i64, i64), u64)> + '_ {
+    /// The non-empty cells, `((true label, predicted label), count)`: the dense 0..=3 block in
+    /// row-major order, then the other pairs in ascending order. Rebuilding a table with
+    /// [`add_count`](Self::add_count) over these cells gives an equal table (how the Python
+    /// accumulators pickle their state).
+    pub fn cells(&self) -> impl Iterator<Item = ((i64, i64), u64)> + '_ {
         let dense =
             (0..4).flat_map(move |t| (0..4).map(move |p| ((t as i64, p as i64), self.dense[t][p])));
         dense

@@ -7,6 +7,11 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
 * ``routeval.rag``: a drop-in for ``rag_quality_check`` 0.1.0 (``evaluate``,
   ``evaluate_case``, the report object).
 * ``routeval.where``: flexeval's ``where`` language (``compile``, ``filter``).
+* ``routeval.gqr``: a drop-in for GQR-Bench's ``gqr`` (loaders over a routeval build,
+  ``score``, ``score_batch``, ``score_unseen``, ``score_unseen_batch``, ``Accumulator``).
+* ``routeval.crb``: CommonRouterBench's eval API (``FunctionPredictor``,
+  ``run_question_bank_eval``, ``select_question_bank_rows``, ``evaluate_question_bank_rows``,
+  ``build_eval_summary``, ``metrics.aggregate_routerbench_metrics``).
 * ``routeval.compare``: ``routeval compare`` (paired tests, corrected p-values, CIs, gates).
 * ``routeval.frontier``: ``routeval frontier`` (NDCH, AIQ, Pareto sets; RouteLLM AUC/APGR/CPT).
 
@@ -16,10 +21,11 @@ Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``Val
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "trec", "rag", "where", "compare", "frontier"]
+__all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError", "trec", "rag",
+           "where", "gqr", "crb", "compare", "frontier"]
 
-_SUBMODULES = {"trec", "rag", "where", "compare", "frontier"}
-_ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError"}
+_SUBMODULES = {"trec", "rag", "where", "gqr", "crb", "compare", "frontier"}
+_ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError"}
 
 
 def __getattr__(name):

@@ -14,7 +14,7 @@ import json
 
 from . import _native
 
-__all__ = ["evaluate", "evaluate_case", "RagReport", "CaseResult", "RagError",
+__all__ = ["evaluate", "evaluate_case", "RagReport", "CaseResult", "RagError", "Accumulator",
            "RETRIEVAL_METRICS", "ANSWER_METRICS"]
 
 RagError = _native.RagError
@@ -180,3 +180,61 @@ def evaluate_case(query, retrieved, *, relevant=None, answer=None, ground_truth=
     if ground_truth is not None:
         case["ground_truth"] = ground_truth
     return evaluate([case], k=k, threshold=threshold, embed=embed).per_case[0]
+
+
+class Accumulator:
+    """Mergeable, picklable rag evaluation for sharded runs (Dask, Spark ``mapPartitions`` +
+    ``reduce``, Ray ``map_batches``): ``acc = Accumulator(k=5, threshold=0.5);
+    acc.add(cases_chunk, start=offset); acc.merge(other); acc.result()``.
+
+    ``start`` is the chunk's position in the whole case list (default: right after the cases
+    this accumulator already holds), so case indices, notes and failures read as in one
+    pass. ``result()`` is the ``RagReport`` that ``evaluate(all cases)`` gives, bit for bit
+    (means summed in case order whatever the sharding). Lexical similarity only (no
+    ``embed=``). A case position added twice raises ``RagError``.
+    """
+
+    def __init__(self, *, k=5, threshold=0.5):
+        try:
+            options = _dumps([k, threshold])
+        except (TypeError, ValueError):
+            options = _dumps([k, repr(threshold)])
+        self._options = options
+        self._native = _native.NativeRagPartial(options)
+        self._next = 0
+
+    def add(self, cases, *, start=None):
+        """Score ``cases`` (a list of case dicts) at positions ``start, start+1, ...``.
+        Returns ``self``; a failing chunk (the reference's ``ValueError`` messages) adds
+        nothing."""
+        cases = list(cases)
+        start = self._next if start is None else int(start)
+        if start < 0:
+            raise RagError(f"start must be >= 0, got {start}")
+        self._native.add(_dumps(cases), list(range(start, start + len(cases))))
+        self._next = max(self._next, start + len(cases))
+        return self
+
+    def merge(self, other):
+        """Add ``other``'s cases (same ``k`` and threshold). Returns ``self``."""
+        if not isinstance(other, Accumulator):
+            raise TypeError(f"can only merge an Accumulator, got {type(other).__name__}")
+        self._native.merge(other._native)
+        self._next = max(self._next, other._next)
+        return self
+
+    def __len__(self):
+        return len(self._native)
+
+    def result(self):
+        """The ``RagReport`` of every case added."""
+        return RagReport(self._native.report())
+
+    def __getstate__(self):
+        return {"options": self._options, "next": self._next, "state": self._native.state()}
+
+    def __setstate__(self, state):
+        self._options = state["options"]
+        self._next = state["next"]
+        self._native = _native.NativeRagPartial(self._options)
+        self._native.set_state(state["state"])

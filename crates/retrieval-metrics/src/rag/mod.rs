@@ -1067,6 +1067,188 @@ impl RagRun {
     }
 }
 
+impl RagRun {
+    /// The scored cases so far as a mergeable [`RagPartial`] (a shard of a run whose cases
+    /// were pushed with their positions in the whole input, [`RagRun::push_indexed`]).
+    ///
+    /// # Errors
+    /// As [`RagRun::finish`]: the first non-object case, else the first case that failed.
+    pub fn into_partial(self) -> Result<RagPartial, RagError> {
+        if let Some(e) = self.not_dict.or(self.error) {
+            return Err(e);
+        }
+        Ok(RagPartial {
+            k: self.k,
+            threshold: self.threshold,
+            results: self.results,
+        })
+    }
+}
+
+/// A shard of a lexical rag evaluation: per-case results keyed by each case's position in
+/// the whole input. Shards merge by concatenation ([`RagPartial::try_merge`]) and
+/// [`RagPartial::finish`] assembles them in position order, so any sharding gives exactly the
+/// one-pass report (means summed left to right in case order, bit for bit).
+#[derive(Debug, Clone, Default)]
+pub struct RagPartial {
+    k: usize,
+    threshold: f64,
+    results: Vec<(CaseResult, Tally)>,
+}
+
+impl routeval_core::Accumulator for RagPartial {
+    /// Concatenate (options and positions are not checked: see [`RagPartial::try_merge`]).
+    fn merge(&mut self, other: Self) {
+        if self.results.is_empty() {
+            self.k = other.k;
+            self.threshold = other.threshold;
+        }
+        self.results.extend(other.results);
+    }
+}
+
+impl RagPartial {
+    /// Cases held.
+    pub fn len(&self) -> usize {
+        self.results.len()
+    }
+
+    /// Whether no case is held.
+    pub fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+
+    /// Merge `other` (same `k` and threshold, disjoint case positions).
+    ///
+    /// # Errors
+    /// [`RagError::Other`] when the options differ or a case position is in both.
+    pub fn try_merge(&mut self, other: RagPartial) -> Result<(), RagError> {
+        if !self.results.is_empty()
+            && !other.results.is_empty()
+            && (self.k != other.k || self.threshold.to_bits() != other.threshold.to_bits())
+        {
+            return Err(RagError::Other(
+                "cannot merge rag accumulators with different k or threshold".into(),
+            ));
+        }
+        let mine: HashSet<usize> = self.results.iter().map(|(r, _)| r.index).collect();
+        if let Some((r, _)) = other.results.iter().find(|(r, _)| mine.contains(&r.index)) {
+            return Err(RagError::Other(format!(
+                "case {} is in both accumulators (each case must be added once)",
+                r.index
+            )));
+        }
+        routeval_core::Accumulator::merge(self, other);
+        Ok(())
+    }
+
+    /// The report over every case held, in position order (as [`evaluate`] gives it).
+    pub fn finish(mut self) -> RagReport {
+        self.results.sort_by_key(|(r, _)| r.index);
+        report::assemble(
+            self.k,
+            self.threshold,
+            SimilarityKind::Lexical,
+            self.results,
+        )
+    }
+
+    /// The state as JSON (floats as their IEEE-754 bits, so a round trip is exact): what a
+    /// Python accumulator pickles.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let cases: Vec<serde_json::Value> = self
+            .results
+            .iter()
+            .map(|(r, t)| {
+                json!([
+                    r.query,
+                    r.index,
+                    r.k,
+                    r.threshold.to_bits(),
+                    r.n_retrieved,
+                    r.n_unique,
+                    r.n_relevant,
+                    r.estimated,
+                    r.metrics
+                        .iter()
+                        .map(|(m, v)| json!([m.name(), v.to_bits()]))
+                        .collect::<Vec<_>>(),
+                    r.excluded.iter().map(|m| m.name()).collect::<Vec<_>>(),
+                    r.notes,
+                    r.failures,
+                    // `[value]` when present (so a present `null` survives), else null.
+                    r.id.as_ref().map(|v| [v]),
+                    r.meta.as_ref().map(|v| [v]),
+                    [t.labelled, t.id_matched, t.answer_without_text],
+                ])
+            })
+            .collect();
+        json!({"k": self.k, "threshold": self.threshold.to_bits(), "cases": cases})
+    }
+
+    /// Rebuild from [`RagPartial::to_json`].
+    ///
+    /// # Errors
+    /// [`RagError::Other`] for a malformed state.
+    pub fn from_json(v: &serde_json::Value) -> Result<RagPartial, RagError> {
+        use serde_json::Value;
+        let bad = || RagError::Other("malformed rag accumulator state".into());
+        let u = |v: &Value| v.as_u64().ok_or_else(bad);
+        let strs = |v: &Value| -> Result<Vec<String>, RagError> {
+            v.as_array()
+                .ok_or_else(bad)?
+                .iter()
+                .map(|s| s.as_str().map(str::to_string).ok_or_else(bad))
+                .collect()
+        };
+        let metric = |v: &Value| v.as_str().and_then(Metric::from_name).ok_or_else(bad);
+        let mut results = Vec::new();
+        for c in v["cases"].as_array().ok_or_else(bad)? {
+            let f = c.as_array().filter(|f| f.len() == 15).ok_or_else(bad)?;
+            let flags = f[14].as_array().filter(|x| x.len() == 3).ok_or_else(bad)?;
+            let flag = |i: usize| flags[i].as_bool().ok_or_else(bad);
+            let r = CaseResult {
+                query: f[0].as_str().ok_or_else(bad)?.to_string(),
+                index: u(&f[1])? as usize,
+                k: u(&f[2])? as usize,
+                threshold: f64::from_bits(u(&f[3])?),
+                n_retrieved: u(&f[4])? as usize,
+                n_unique: u(&f[5])? as usize,
+                n_relevant: u(&f[6])? as usize,
+                estimated: f[7].as_bool().ok_or_else(bad)?,
+                metrics: f[8]
+                    .as_array()
+                    .ok_or_else(bad)?
+                    .iter()
+                    .map(|p| Ok((metric(&p[0])?, f64::from_bits(u(&p[1])?))))
+                    .collect::<Result<_, RagError>>()?,
+                excluded: f[9]
+                    .as_array()
+                    .ok_or_else(bad)?
+                    .iter()
+                    .map(metric)
+                    .collect::<Result<_, _>>()?,
+                notes: strs(&f[10])?,
+                failures: strs(&f[11])?,
+                id: f[12].as_array().and_then(|a| a.first()).cloned(),
+                meta: f[13].as_array().and_then(|a| a.first()).cloned(),
+            };
+            let t = Tally {
+                labelled: flag(0)?,
+                id_matched: flag(1)?,
+                answer_without_text: flag(2)?,
+            };
+            results.push((r, t));
+        }
+        Ok(RagPartial {
+            k: u(&v["k"])? as usize,
+            threshold: f64::from_bits(u(&v["threshold"])?),
+            results,
+        })
+    }
+}
+
 fn evaluate_one<S: Scorer>(
     case: &PyValue<'_>,
     index: usize,
