@@ -11,10 +11,12 @@
 //! Keep this crate small: it is compiled on every `cargo xtask`.
 
 mod codegen;
+mod progress;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use routeval_bench_data::build_data::{self, OFFLINE_HINT, Options, SourceState, Target};
 use routeval_bench_data::cache::CacheDirs;
+use routeval_core::Progress;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -158,6 +160,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         };
     }
+    let bar = std::sync::Arc::new(progress::Bar::new());
     let opts = Options {
         from: args.from.clone(),
         hub_endpoint: args.hub_endpoint.clone(),
@@ -167,6 +170,7 @@ fn main() -> ExitCode {
         no_registries: args.no_registries,
         dataset_size: args.dataset_size,
         hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        progress: routeval_core::SharedProgress(bar.clone()),
     };
     let report = build_data::fetch(&targets, &dirs, &opts, &mut |r| {
         let t = r.target.name();
@@ -176,22 +180,24 @@ fn main() -> ExitCode {
                 SourceState::Cached => "cached",
                 SourceState::Missing => "MISSING",
             };
-            eprintln!("{t}: {state} {}: {}", s.name.trim_end(), s.detail);
+            bar.note(&format!("{t}: {state} {}: {}", s.name.trim_end(), s.detail));
         }
         for (path, rows, blake3) in &r.files {
-            eprintln!(
+            bar.note(&format!(
                 "{t}: wrote {path} ({rows} rows, blake3 {})",
                 &blake3[..blake3.len().min(16)]
-            );
+            ));
         }
         for w in &r.warnings {
-            eprintln!("{t}: warning: {w}");
+            bar.note(&format!("{t}: warning: {w}"));
         }
         if let Some(e) = &r.error {
-            eprintln!("{t}: error: {e}");
+            bar.note(&format!("{t}: error: {e}"));
         }
-        eprintln!("{t}: {}", r.location.display());
+        bar.note(&format!("{t}: {}", r.location.display()));
     });
+    drop(opts); // the bar is cleared before the summary
+    drop(bar);
     if report.network_failed() {
         eprintln!("hint: {OFFLINE_HINT}");
     }

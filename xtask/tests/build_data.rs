@@ -13,7 +13,8 @@ fn xtask(args: &[&str], envs: &[(&str, &Path)]) -> (bool, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
     c.args(args)
         .env_remove("HF_TOKEN")
-        .env_remove("GQR_HUB_ENDPOINT");
+        .env_remove("GQR_HUB_ENDPOINT")
+        .env_remove("ROUTEVAL_PROGRESS");
     for (k, v) in envs {
         c.env(k, v);
     }
@@ -80,6 +81,42 @@ fn gqr_build_is_deterministic_and_check_catches_one_byte() {
         err.contains("train.jsonl") && err.contains("blake3"),
         "{err}"
     );
+}
+
+#[test]
+fn build_draws_its_bar_only_when_asked_or_on_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = tmp.path().join("mirror");
+    make_mirror(&mirror);
+    let m = mirror.to_str().unwrap();
+    let args = ["build-data", "gqr", "--from", m, "--dataset-size", "2100"];
+    // ROUTEVAL_PROGRESS=always: the bar is drawn on this pipe as on a terminal.
+    let (ok, forced) = xtask(
+        &args,
+        &[
+            ("GQR_CACHE_DIR", &tmp.path().join("c1")),
+            ("ROUTEVAL_PROGRESS", Path::new("always")),
+        ],
+    );
+    assert!(ok, "{forced}");
+    assert!(forced.contains("building gqr (1 of 1)"), "{forced:?}");
+    assert!(
+        forced.contains("\r\x1b[2K"),
+        "bar drawn and cleared: {forced:?}"
+    );
+    // stderr is a pipe: no bar, the same per-source lines and summary.
+    let c2 = tmp.path().join("c2");
+    let (ok, plain) = xtask(&args, &[("GQR_CACHE_DIR", &c2)]);
+    assert!(ok, "{plain}");
+    assert!(
+        !plain.contains('\x1b') && !plain.contains("building gqr"),
+        "{plain:?}"
+    );
+    let c1 = tmp.path().join("c1").to_string_lossy().into_owned();
+    let forced = forced.replace(&c1, "<cache>");
+    for line in plain.replace(&*c2.to_string_lossy(), "<cache>").lines() {
+        assert!(forced.contains(line), "lost {line:?}: {forced:?}");
+    }
 }
 
 #[test]

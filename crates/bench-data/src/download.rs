@@ -7,6 +7,7 @@
 //! leaves at most that `.part` file (resumed by the next run with `Range: bytes=N-`), and a
 //! checksum mismatch deletes it. The final rename is atomic on one filesystem.
 
+use routeval_core::SharedProgress;
 #[cfg(feature = "http")]
 use std::fs::OpenOptions;
 use std::fs::{self, File};
@@ -160,6 +161,7 @@ pub struct Downloader {
     #[cfg(feature = "http")]
     agent: ureq::Agent,
     token: Option<String>,
+    progress: SharedProgress,
 }
 
 impl Default for Downloader {
@@ -181,7 +183,17 @@ impl Downloader {
             #[cfg(feature = "http")]
             agent,
             token,
+            progress: SharedProgress::default(),
         }
+    }
+
+    /// This downloader reporting each transfer to `progress`: a stage
+    /// `"downloading <file name>"` in bytes (total from `Content-Length` when the server sends
+    /// one), advanced as the body arrives.
+    #[must_use]
+    pub fn with_progress(mut self, progress: SharedProgress) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// Download `url` to `dest` unless a complete copy is there. With `expected` (blake3 hex),
@@ -293,12 +305,20 @@ impl Downloader {
             let mut body = resp.into_body().into_reader();
             let mut buf = vec![0u8; 1 << 16];
             let mut got = 0u64;
+            let file_name = url.rsplit('/').next().unwrap_or(url);
+            routeval_core::Progress::stage(
+                &self.progress,
+                &format!("downloading {file_name}"),
+                length,
+                routeval_core::progress::Unit::Bytes,
+            );
             let read_result: Result<(), std::io::Error> = loop {
                 match body.read(&mut buf) {
                     Ok(0) => break Ok(()),
                     Ok(n) => {
                         f.write_all(&buf[..n]).map_err(io_err(part))?;
                         got += n as u64;
+                        routeval_core::Progress::advance(&self.progress, n as u64);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => break Err(e),

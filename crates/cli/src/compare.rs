@@ -200,7 +200,10 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     for path in &paths {
         let name = common::display_name(path);
         let bytes = read_all(path)?;
-        let ev = trec::evaluate_bytes(&qrels, &bytes, &name, &opts, &qrels_name)?;
+        let ev = {
+            let bar = crate::progress::Bar::new();
+            trec::evaluate_bytes_with_progress(&qrels, &bytes, &name, &opts, &qrels_name, &bar)?
+        };
         drop(bytes);
         if ev.run_only_queries > 0 {
             notes.push(format!(

@@ -354,9 +354,10 @@ impl CommandPredictor {
                 self.command
             )));
         };
-        let bar = crate::progress::bar(
-            rows.len() as u64,
-            "{spinner} cmd: {pos}/{len} rows [{bar:30}] {per_sec} eta {eta} {msg}",
+        let bar = crate::progress::Bar::with_stage(
+            &format!("cmd:{}", self.command),
+            Some(rows.len() as u64),
+            routeval_core::progress::Unit::Items,
         );
         let mut errors = 0u64;
         for (i, row) in rows.iter().enumerate() {
@@ -373,21 +374,21 @@ impl CommandPredictor {
             })?;
             let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
                 if unreadable {
-                    eprintln!(
+                    crate::progress::note(&format!(
                         "warning: cmd:{}: row {}: {e}; counted as a predictor error",
                         self.command, id
-                    );
+                    ));
                 }
                 e
             });
             if p.is_err() {
                 errors += 1;
-                bar.set_message(format!("{errors} predictor errors"));
+                routeval_core::Progress::status(&bar, &format!("{errors} predictor errors"));
             }
-            bar.inc(1);
+            routeval_core::Progress::advance(&bar, 1);
             out.push(p);
         }
-        bar.finish_and_clear();
+        drop(bar);
         let extra = child.finish(std::time::Duration::from_secs(5));
         if extra > 0 {
             return Err(Failure::bad_input(format!(
@@ -733,7 +734,16 @@ fn eval(a: EvalArgs) -> CmdResult {
     } else if let (true, Some(doc)) = (md, &report) {
         crate::report::markdown(doc, stdin_used)
     } else {
-        let mut t = table(&summary, &m);
+        let mut t = routeval_routing_scores::crb::table::EvalTable::new(
+            &a.predictor,
+            sample_mode,
+            records.len() as u64,
+            records.iter().filter(|r| r.is_error()).count() as u64,
+            &m,
+        )
+        .with_tokenizers(setup.name(), &toks.fallbacks)
+        .with_public_bank(choice.public.as_deref())
+        .render_text();
         if let Some(iv) = &intervals {
             t.push('\n');
             t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));
@@ -891,132 +901,6 @@ fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn f(v: &Value) -> String {
-    match v.as_f64() {
-        Some(x) => format!("{x:.2}"),
-        None => "n/a".into(),
-    }
-}
-
-/// `native`, or `native (fallback: cl100k for high, low)` when some tier fell back.
-fn tokenizers_label(t: &Value) -> String {
-    let setup = t["setup"].as_str().unwrap_or_default();
-    let tiers: Vec<&str> = t["fallbacks"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| f.as_str()?.split(':').next())
-                .collect()
-        })
-        .unwrap_or_default();
-    if tiers.is_empty() {
-        setup.to_string()
-    } else {
-        format!("{setup} (fallback: cl100k for {})", tiers.join(", "))
-    }
-}
-
-fn table(s: &Map<String, Value>, m: &CrbMetrics) -> String {
-    let v2 = &s["scores_v2"];
-    let mut o = String::new();
-    let _ = writeln!(
-        VecWriter(&mut o),
-        "CommonRouterBench eval: {} ({}, {} rows, {} predictor errors, tokenizers {})",
-        s["classifier"].as_str().unwrap_or_default(),
-        s["sample_mode"].as_str().unwrap_or_default(),
-        s["sampled"],
-        s["api_errors"],
-        tokenizers_label(&s["routeval_tokenizers"])
-    );
-    if let Some(p) = s.get("routeval_bank").and_then(|b| b["public"].as_str()) {
-        let _ = writeln!(VecWriter(&mut o), "bank: {p} (no --bank given)");
-    }
-    let _ = writeln!(VecWriter(&mut o), "\nscores_v2 (percent)");
-    for (k, label) in [
-        ("case_pass_rate_percent", "case pass rate (pred >= gold)"),
-        ("case_exact_match_percent", "case exact match (pred = gold)"),
-        (
-            "trajectory_pass_rate_percent",
-            "trajectory pass rate (row-weighted)",
-        ),
-        ("cost_savings_score_percent", "cost savings vs always-high"),
-        ("combined_score_percent", "combined score"),
-    ] {
-        let _ = writeln!(VecWriter(&mut o), "  {label:<38} {:>9}", f(&v2[k]));
-    }
-    let _ = writeln!(
-        VecWriter(&mut o),
-        "  trajectories: {} passed of {}",
-        v2["passed_trajectories"],
-        v2["total_trajectories"]
-    );
-    let _ = writeln!(
-        VecWriter(&mut o),
-        "\n{:<14} {:>6} {:>6} {:>7} {:>12} {:>12} {:>10} {:>7}",
-        "benchmark",
-        "rows",
-        "steps",
-        "failed",
-        "D_usd",
-        "N_usd",
-        "savings%",
-        "weight"
-    );
-    for b in &m.scores_v2.by_benchmark {
-        let _ = writeln!(
-            VecWriter(&mut o),
-            "{:<14} {:>6} {:>6} {:>7} {:>12.6} {:>12.6} {:>10} {:>7.3}",
-            b.name,
-            b.row_count,
-            b.step_count,
-            b.failed_trajectory_count,
-            b.d_usd,
-            b.n_usd,
-            if b.score.is_nan() {
-                "n/a".into()
-            } else {
-                format!("{:.2}", b.score)
-            },
-            b.weight
-        );
-    }
-    let ra = &s["router_accounting"];
-    let _ = writeln!(
-        VecWriter(&mut o),
-        "\nrouter_accounting: pass {}%  exact {}%  savings {}%  overall {}%",
-        f(&ra["pass_rate_percent"]),
-        f(&ra["exact_match_rate_percent"]),
-        f(&ra["accounting_savings_score_percent"]),
-        f(&ra["overall_score_percent"])
-    );
-    let s11 = &s["section_11"];
-    let _ = writeln!(
-        VecWriter(&mut o),
-        "section_11: pass rate {}  cost savings score {}",
-        f(&s11["pass_rate"]),
-        f(&s11["cost_savings_score"])
-    );
-    if let Some(fb) = s["routeval_tokenizers"]["fallbacks"]
-        .as_array()
-        .filter(|a| !a.is_empty())
-    {
-        let _ = writeln!(VecWriter(&mut o), "tokenizer fallbacks: {}", fb.len());
-    }
-    o
-}
-
-/// `fmt::Write`-free helper: `writeln!` into a String through `io::Write`.
-struct VecWriter<'a>(&'a mut String);
-impl Write for VecWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.push_str(&String::from_utf8_lossy(buf));
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// 1-based line of `part` (a sub-slice of `text`) in `text`.

@@ -125,6 +125,7 @@ pub(crate) fn run(args: DataArgs) -> CmdResult {
 
 /// Print one target's lines on stderr.
 fn print_target(r: &TargetReport) {
+    use crate::progress::note;
     let t = r.target.name();
     for s in &r.sources {
         let state = match s.state {
@@ -132,21 +133,21 @@ fn print_target(r: &TargetReport) {
             SourceState::Cached => "cached",
             SourceState::Missing => "MISSING",
         };
-        eprintln!("{t}: {state} {}: {}", s.name.trim_end(), s.detail);
+        note(&format!("{t}: {state} {}: {}", s.name.trim_end(), s.detail));
     }
     for (path, rows, blake3) in &r.files {
-        eprintln!(
+        note(&format!(
             "{t}: wrote {path} ({rows} rows, blake3 {})",
             &blake3[..blake3.len().min(16)]
-        );
+        ));
     }
     for w in &r.warnings {
-        eprintln!("{t}: warning: {w}");
+        note(&format!("{t}: warning: {w}"));
     }
     if let Some(e) = &r.error {
-        eprintln!("{t}: error: {e}");
+        note(&format!("{t}: error: {e}"));
     }
-    eprintln!("{t}: {}", r.location.display());
+    note(&format!("{t}: {}", r.location.display()));
 }
 
 /// Run a fetch and render it: per-source lines, the offline hint when the network failed,
@@ -185,8 +186,10 @@ fn fetch(a: &FetchArgs, dirs: &CacheDirs) -> CmdResult {
         no_registries: a.no_registries,
         dataset_size: a.dataset_size,
         hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        progress: routeval_core::SharedProgress(std::sync::Arc::new(crate::progress::Bar::new())),
     };
     let report = build_data::fetch(&a.which.targets(), dirs, &opts, &mut print_target);
+    drop(opts); // clears the bar before the summary
     render_fetch(&report, a.allow_missing)
 }
 

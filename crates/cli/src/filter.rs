@@ -11,7 +11,10 @@
 //! `type_error`); nothing is printed on stdout then.
 
 use crate::common::{Failure, display_name, emit, open_input};
+use crate::progress::Bar;
 use rayon::prelude::*;
+use routeval_core::Progress;
+use routeval_core::progress::Unit;
 use routeval_query_dsl::{Doc, OnMissingKey, Query, QueryError};
 use serde_json::Value;
 use std::io::Read;
@@ -191,6 +194,7 @@ fn process_region(
     out: &mut Vec<u8>,
     count: &mut u64,
     total: &mut u64,
+    progress: &dyn Progress,
 ) -> Result<usize, Failure> {
     let mut pieces = Vec::with_capacity(region.len() / PIECE + 1);
     let mut start = 0usize;
@@ -206,7 +210,11 @@ fn process_region(
     }
     let results: Vec<PieceResult> = pieces
         .par_iter()
-        .map(|piece| process_piece(piece, query, keys, omk, keep_lines))
+        .map(|piece| {
+            let r = process_piece(piece, query, keys, omk, keep_lines);
+            progress.advance(piece.len() as u64);
+            r
+        })
         .collect();
     let mut line_no = first_line;
     for r in results {
@@ -296,6 +304,11 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
             // A regular file: evaluated in place, all pieces in parallel.
             let mut out = Vec::new();
             let (mut count, mut total) = (0u64, 0u64);
+            let bar = Bar::with_stage(
+                &format!("filtering {name}"),
+                Some(map.len() as u64),
+                Unit::Bytes,
+            );
             process_region(
                 &map,
                 1,
@@ -307,7 +320,9 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
                 &mut out,
                 &mut count,
                 &mut total,
+                &bar,
             )?;
+            drop(bar);
             return finish(&args, out, count, total);
         }
     }
@@ -317,6 +332,8 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let mut count = 0u64;
     let mut total = 0u64;
     let mut next_line = 1usize;
+    // Streamed (stdin, compressed): the total is unknown; the bar counts bytes evaluated.
+    let bar = Bar::with_stage(&format!("filtering {name}"), None, Unit::Bytes);
     let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(1);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| -> Result<(), Failure> {
@@ -336,6 +353,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
                     &mut out,
                     &mut count,
                     &mut total,
+                    &bar,
                 )?;
                 let _ = free_tx.send(chunk);
             }
@@ -347,6 +365,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
             .unwrap_or_else(|_| Err(Failure::bad_input(format!("{name}: reader thread failed"))));
         evaluated.and(read)
     })?;
+    drop(bar);
     finish(&args, out, count, total)
 }
 

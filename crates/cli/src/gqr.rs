@@ -17,6 +17,9 @@ use routeval_bench_data::gqr::registry::Registry;
 use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_core::gate::NamedMetrics;
+use routeval_routing_scores::gqr::report::{
+    LatencySummary, ScoreReport, Scored, set_display_name as set_name,
+};
 use routeval_routing_scores::gqr::{AccuracyStrata, GqrAccumulator, RawLabel, UnseenAccumulator};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -665,17 +668,6 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// A set name as shown in the table: as is, or quoted (Rust string syntax) when it has
-/// surrounding whitespace or is empty, so that e.g. upstream's `"hate_speech_slovak "` (with
-/// its trailing space) is visible as such.
-fn set_name(name: &str) -> String {
-    if name.is_empty() || name.trim() != name {
-        format!("{name:?}")
-    } else {
-        name.to_string()
-    }
-}
-
 /// One table line: the label left-aligned in 32 columns, each value right-aligned in 10,
 /// then an optional remark.
 fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
@@ -769,12 +761,9 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
         (None, Some(cmd)) => {
             let mut router = Router::spawn(cmd, a.cmd_timeout)?;
-            let bar = indicatif::ProgressBar::new(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            let bar = crate::progress::bar(
+                total as u64,
+                "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
             );
             for r in id_rows.iter().chain(ood_rows) {
                 let t0 = Instant::now();
@@ -819,7 +808,6 @@ fn score(a: ScoreArgs) -> CmdResult {
     if let Some(path) = &a.rows {
         write_rows(path, id_rows.iter().chain(ood_rows), &preds, &latency.0)?;
     }
-    let partial = !missing.is_empty();
     // Resampling strata: the pooled ID set (GQR) or each unseen set, then each OOD set.
     let strata = |preds: &[i64]| {
         AccuracyStrata::new(
@@ -836,6 +824,16 @@ fn score(a: ScoreArgs) -> CmdResult {
     let intervals =
         a.ci.ci_level
             .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
+    // --ci: each set's accuracy interval (same replicates), keyed by stratum name.
+    let set_cis: Option<Vec<(String, routeval_stats::BootstrapCi)>> =
+        a.ci.ci_level
+            .map(|level| run_strata.set_intervals(level, a.ci.replicates, a.seed));
+    let set_ci = |key: &str| {
+        set_cis
+            .as_ref()
+            .and_then(|v| v.iter().find(|(n, _)| n == key))
+            .map(|(_, c)| (c.low, c.high))
+    };
     // --baseline: the other router's labels on the same rows, under the same type rules.
     let comparison = match &a.baseline {
         None => None,
@@ -859,12 +857,10 @@ fn score(a: ScoreArgs) -> CmdResult {
             Some((display_name(bp), level, c))
         }
     };
-    let mut report = serde_json::Map::new();
-    let mut table = String::new();
+    // The typed report (routeval_routing_scores::gqr::report): the table and --json render it.
     let rows_in = |rows: &[ExportRow], set: &str| rows.iter().filter(|r| r.dataset == set).count();
     let mut view_sets: Vec<crate::report::gqr::SetAccuracy> = Vec::new();
-    let view_head: [(String, &'static str, f64); 3];
-    let scored: Box<dyn NamedMetrics> = if a.unseen {
+    let (scored, gates_on): (Scored, Box<dyn NamedMetrics>) = if a.unseen {
         let mut acc = UnseenAccumulator::default();
         for (r, p) in id_rows.iter().zip(id_preds) {
             acc.add_unseen(&r.dataset, r.label as i64, *p);
@@ -873,17 +869,13 @@ fn score(a: ScoreArgs) -> CmdResult {
             acc.add_ood(&r.dataset, *p);
         }
         let s = acc.finish();
-        let key = if partial {
-            "partial_gqr_unseen_score"
-        } else {
-            "gqr_unseen_score"
-        };
         for (k, v) in &s.unseen_id_per_dataset {
             view_sets.push(crate::report::gqr::SetAccuracy {
                 name: set_name(k),
                 kind: "unseen ID",
                 rows: rows_in(id_rows, k),
                 accuracy: *v,
+                ci: set_ci(k),
             });
         }
         for (k, v) in &s.ood_per_dataset {
@@ -892,90 +884,10 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "OOD",
                 rows: rows_in(ood_rows, k),
                 accuracy: *v,
+                ci: set_ci(k),
             });
         }
-        view_head = [
-            (
-                "unseen ID accuracy".into(),
-                "unseen_id_accuracy",
-                s.unseen_id_accuracy,
-            ),
-            ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
-            (
-                if partial {
-                    "PARTIAL GQR-unseen score"
-                } else {
-                    "GQR-unseen score"
-                }
-                .into(),
-                key,
-                s.gqr_unseen_score,
-            ),
-        ];
-        report.insert("benchmark".into(), json!("GQR-unseen"));
-        report.insert("complete".into(), json!(!partial));
-        report.insert("unseen_id_accuracy".into(), f(s.unseen_id_accuracy));
-        report.insert("ood_accuracy".into(), f(s.ood_accuracy));
-        report.insert(key.into(), f(s.gqr_unseen_score));
-        report.insert(
-            "unseen_id_per_dataset".into(),
-            Value::Object(
-                s.unseen_id_per_dataset
-                    .iter()
-                    .map(|(k, v)| (k.clone(), f(*v)))
-                    .collect(),
-            ),
-        );
-        report.insert(
-            "ood_per_dataset".into(),
-            Value::Object(
-                s.ood_per_dataset
-                    .iter()
-                    .map(|(k, v)| (k.clone(), f(*v)))
-                    .collect(),
-            ),
-        );
-        table.push_str(&format!(
-            "GQR-unseen ({} unseen ID rows, {} OOD rows)\n",
-            id_rows.len(),
-            ood_rows.len()
-        ));
-        row(&mut table, "unseen ID set", &["accuracy"], "");
-        for (k, v) in &s.unseen_id_per_dataset {
-            row(&mut table, &set_name(k), &[pct(*v)], "");
-        }
-        row(&mut table, "OOD set", &["accuracy"], "");
-        for (k, v) in &s.ood_per_dataset {
-            row(&mut table, &set_name(k), &[pct(*v)], "");
-        }
-        row(
-            &mut table,
-            "unseen ID accuracy (macro)",
-            &[pct(s.unseen_id_accuracy)],
-            "",
-        );
-        row(
-            &mut table,
-            &format!("OOD accuracy (mean of {} sets)", s.ood_per_dataset.len()),
-            &[pct(s.ood_accuracy)],
-            "",
-        );
-        if partial {
-            row(
-                &mut table,
-                "PARTIAL GQR-unseen score",
-                &[pct(s.gqr_unseen_score)],
-                "(not the GQR-unseen score: sets missing)",
-            );
-        } else {
-            row(
-                &mut table,
-                "GQR-unseen score",
-                &[pct(s.gqr_unseen_score)],
-                "",
-            );
-        }
-        Box::new(s)
+        (Scored::Unseen(s.clone()), Box::new(s))
     } else {
         let mut acc = GqrAccumulator::default();
         for (r, p) in id_rows.iter().zip(id_preds) {
@@ -985,11 +897,6 @@ fn score(a: ScoreArgs) -> CmdResult {
             acc.add_ood(&r.dataset, *p);
         }
         let s = acc.finish();
-        let key = if partial {
-            "partial_gqr_score"
-        } else {
-            "gqr_score"
-        };
         let have_id = !id_rows.is_empty();
         if have_id {
             view_sets.push(crate::report::gqr::SetAccuracy {
@@ -997,6 +904,7 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "ID",
                 rows: id_rows.len(),
                 accuracy: s.id.accuracy,
+                ci: set_ci("id_test"),
             });
         }
         for d in &s.ood_per_dataset {
@@ -1005,132 +913,54 @@ fn score(a: ScoreArgs) -> CmdResult {
                 kind: "OOD",
                 rows: rows_in(ood_rows, &d.dataset),
                 accuracy: d.eval.accuracy,
+                ci: set_ci(&d.dataset),
             });
         }
-        let na = |x: f64| if have_id { x } else { f64::NAN };
-        view_head = [
-            ("ID accuracy".into(), "id_accuracy", na(s.id_accuracy)),
-            ("OOD accuracy".into(), "ood_accuracy", s.ood_accuracy),
-            (
-                if partial {
-                    "PARTIAL GQR score"
-                } else {
-                    "GQR score"
-                }
-                .into(),
-                key,
-                na(s.gqr_score),
-            ),
-        ];
-        report.extend(sweep::gqr_keys(&s, have_id, partial));
-        table.push_str(&format!(
-            "GQR-Bench ({} ID test rows, {} OOD rows)\n",
-            id_rows.len(),
-            ood_rows.len()
-        ));
-        row(
-            &mut table,
-            "set",
-            &["accuracy", "precision", "recall", "f1"],
-            "(sklearn weighted)",
-        );
-        if have_id {
-            row(
-                &mut table,
-                "ID test (pooled)",
-                &[
-                    pct(s.id.accuracy),
-                    pct(s.id.precision),
-                    pct(s.id.recall),
-                    pct(s.id.f1),
-                ],
-                "",
-            );
-        }
-        for d in &s.ood_per_dataset {
-            row(
-                &mut table,
-                &set_name(&d.dataset),
-                &[
-                    pct(d.eval.accuracy),
-                    pct(d.eval.precision),
-                    pct(d.eval.recall),
-                    pct(d.eval.f1),
-                ],
-                "",
-            );
-        }
-        if have_id {
-            row(&mut table, "ID accuracy", &[pct(s.id_accuracy)], "");
-        } else {
-            row(&mut table, "ID accuracy", &["n/a"], "(ID test set missing)");
-        }
-        row(
-            &mut table,
-            &format!("OOD accuracy (mean of {} sets)", s.ood_per_dataset.len()),
-            &[pct(s.ood_accuracy)],
-            "",
-        );
-        if !have_id {
-            row(
-                &mut table,
-                "PARTIAL GQR score",
-                &["n/a"],
-                "(no ID test set)",
-            );
-        } else if partial {
-            row(
-                &mut table,
-                "PARTIAL GQR score",
-                &[pct(s.gqr_score)],
-                "(not the GQR score: sets missing)",
-            );
-        } else {
-            row(&mut table, "GQR score", &[pct(s.gqr_score)], "");
-        }
-        Box::new(s)
+        (
+            Scored::Gqr {
+                score: s.clone(),
+                have_id,
+            },
+            Box::new(s),
+        )
     };
-    if partial {
-        let reasons: HashMap<&str, &str> = data
-            .missing
-            .iter()
-            .map(|(n, r)| (n.as_str(), r.as_str()))
-            .collect();
-        let list: Vec<Value> = missing
-            .iter()
-            .map(|m| json!({"set": m, "reason": reasons.get(m.as_str()).copied().unwrap_or("not in the build")}))
-            .collect();
-        report.insert("missing_sets".into(), Value::Array(list));
-        table.push_str(&format!(
-            "  missing sets ({}): {}\n",
-            missing.len(),
-            missing
-                .iter()
-                .map(|m| set_name(m))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        if let Some(r) = reasons.get("dkhate").filter(|r| r.contains("gated")) {
-            table.push_str(&format!("  note: dkhate skipped: {r}\n"));
-        }
-    }
+    let mut score_report = ScoreReport::new(
+        scored,
+        id_rows.len(),
+        ood_rows.len(),
+        &missing,
+        &data.missing,
+    );
     if !latency.0.is_empty() {
         let p = |q| latency.percentile(q).unwrap_or(f64::NAN);
-        report.insert(
-            "latency_ms".into(),
-            json!({"p50": f(p(50.0)), "p95": f(p(95.0)), "p99": f(p(99.0)), "texts": latency.0.len()}),
-        );
-        table.push_str(&format!(
-            "  {:<32} p50 {:.3} ms  p95 {:.3} ms  p99 {:.3} ms  ({} texts)\n",
-            "router latency per text",
-            p(50.0),
-            p(95.0),
-            p(99.0),
-            latency.0.len()
-        ));
+        score_report.latency_ms = Some(LatencySummary {
+            p50: p(50.0),
+            p95: p(95.0),
+            p99: p(99.0),
+            texts: latency.0.len(),
+        });
     }
+    let view_head = score_report.headline();
+    let mut report = score_report.to_json();
+    let mut table = score_report.render_text();
     if let Some(iv) = &intervals {
-        report.insert("ci".into(), crate::ci::to_json(iv));
+        let mut j = crate::ci::to_json(iv);
+        // Each set's accuracy interval (same replicates), by set name.
+        if let (Some(o), Some(sets)) = (j.as_object_mut(), &set_cis) {
+            let per_set: serde_json::Map<String, Value> = sets
+                .iter()
+                .map(|(n, c)| {
+                    let v = if c.low.is_finite() && c.high.is_finite() {
+                        json!([c.low, c.high])
+                    } else {
+                        Value::Null
+                    };
+                    (n.clone(), v)
+                })
+                .collect();
+            o.insert("per_set".into(), Value::Object(per_set));
+        }
+        report.insert("ci".into(), j);
         table.push_str(&crate::ci::render_text(iv, pct));
     }
     if let Some((name, level, c)) = &comparison {
@@ -1179,7 +1009,7 @@ fn score(a: ScoreArgs) -> CmdResult {
         table
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(scored.as_ref())
+    a.gates.apply(gates_on.as_ref())
 }
 
 /// `gqr score --baseline`'s JSON block: `{"predictions", "level", "replicates", "seed",

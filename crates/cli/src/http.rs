@@ -17,6 +17,7 @@
 //! * **Secrets**: every text this module returns has the API key's value replaced by `***`
 //!   ([`redact`]), even when a server echoes the key.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How many 307/308 hops one request may take.
@@ -116,6 +117,10 @@ pub(crate) struct Client {
     agent: ureq::Agent,
     key: Option<String>,
     policy: Policy,
+    /// POSTs started, retries made and POSTs failed after their attempts (for progress bars).
+    requests: AtomicU64,
+    retries: AtomicU64,
+    failed: AtomicU64,
 }
 
 /// One attempt's outcome before the retry decision.
@@ -143,7 +148,20 @@ impl Client {
             agent,
             key: key.filter(|k| !k.is_empty()),
             policy,
+            requests: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
         }
+    }
+
+    /// `N requests, R retries, F failed` so far: the live status of a progress bar.
+    pub(crate) fn tally(&self) -> String {
+        format!(
+            "{} requests, {} retries, {} failed",
+            self.requests.load(Ordering::Relaxed),
+            self.retries.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed)
+        )
     }
 
     /// The API key, for callers redacting their own texts.
@@ -164,28 +182,36 @@ impl Client {
 
     /// POST `body` (JSON) to `url`; the 200 reply's body text, or why not.
     pub(crate) fn post_json(&self, url: &str, body: &[u8]) -> Result<String, HttpError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let failed = |e: HttpError| {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            crate::progress::status(&self.tally());
+            Err(e)
+        };
         let mut attempt = 1u32;
         loop {
             match self.attempt(url, body, attempt) {
                 Attempt::Ok(text) => return Ok(text),
-                Attempt::Stop(e) => return Err(e),
+                Attempt::Stop(e) => return failed(e),
                 Attempt::Retry {
                     cause,
                     retry_after,
                     last,
                 } => {
                     if attempt >= self.policy.max_attempts {
-                        return Err(last);
+                        return failed(last);
                     }
                     let wait = self.wait(attempt, retry_after);
-                    eprintln!(
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    crate::progress::note(&format!(
                         "{}: retrying in {:.1} s after {} (attempt {} of {})",
                         self.policy.label,
                         wait.as_secs_f64(),
                         cause,
                         attempt + 1,
                         self.policy.max_attempts
-                    );
+                    ));
+                    crate::progress::status(&self.tally());
                     std::thread::sleep(wait);
                     attempt += 1;
                 }

@@ -950,10 +950,16 @@ fn stream_evaluate(
             }
             (parsed, not_object)
         });
+        let bar = crate::progress::Bar::with_stage(
+            &format!("scoring cases of {origin}"),
+            None,
+            routeval_core::progress::Unit::Items,
+        );
         for batch in rx.iter() {
             if let Ok(run) = run.as_mut() {
                 run.push(&batch);
             }
+            routeval_core::Progress::advance(&bar, batch.len() as u64);
         }
         parser.join()
     });

@@ -13,7 +13,9 @@
 //! top level, as flexeval's outputs.jsonl).
 
 use crate::common::{Failure, display_name, emit, open_input, read_input};
-use routeval_core::Accumulator;
+use crate::progress::Bar;
+use routeval_core::progress::Unit;
+use routeval_core::{Accumulator, Progress};
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
 use routeval_query_dsl::to_python_json;
@@ -245,6 +247,9 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut batch_bytes = 0usize;
     let mut line_no = 0usize;
+    // Streamed (possibly stdin or compressed): the bar counts the bytes evaluated so far.
+    let bar = Bar::with_stage(&format!("reading {dname}"), None, Unit::Bytes);
+    let mut unreported = 0u64;
     loop {
         let mut buf = Vec::new();
         let n = reader
@@ -253,6 +258,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         if n == 0 {
             break;
         }
+        unreported += n as u64;
         line_no += 1;
         if buf.last() == Some(&b'\n') {
             buf.pop();
@@ -263,9 +269,12 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
             batch.clear();
             batch_bytes = 0;
+            bar.advance(std::mem::take(&mut unreported));
         }
     }
     observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
+    bar.advance(unreported);
+    drop(bar);
     drop(batch);
     let n_instances = line_of.len();
 

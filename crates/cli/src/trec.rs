@@ -4,10 +4,11 @@ use crate::common::{self, CmdResult, Failure};
 use clap::Args;
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureId, MeasureSet, Qrels, spec};
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Inputs larger than this get a progress bar (when stderr is a terminal).
+/// Inputs larger than this get a reading bar (when stderr is a terminal; see
+/// [`crate::progress`]).
 const PROGRESS_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Options of `routeval trec`; names and meanings follow trec_eval 10.0-rc3.
@@ -153,18 +154,15 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     let name = path.display().to_string();
     let mut f = common::open_file(path)?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if size < PROGRESS_BYTES || !std::io::stderr().is_terminal() {
+    if size < PROGRESS_BYTES {
         let mut buf = Vec::with_capacity(size as usize + 1);
         f.read_to_end(&mut buf)
             .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
         return common::decode_input(buf, path);
     }
-    let bar = indicatif::ProgressBar::new(size);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    let bar = crate::progress::bar(
+        size,
+        "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}",
     );
     bar.set_message(format!("reading {name}"));
     // Read straight into the destination buffer, 8 MB at a time, advancing the bar.
@@ -234,7 +232,10 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     });
     let qrels = qrels?;
     let run_bytes = run_bytes?;
-    let ev = trec::evaluate_bytes(&qrels, &run_bytes, &run_name, &opts, &qrels_name)?;
+    let ev = {
+        let bar = crate::progress::Bar::new();
+        trec::evaluate_bytes_with_progress(&qrels, &run_bytes, &run_name, &opts, &qrels_name, &bar)?
+    };
     drop(run_bytes);
     if ev.judged_without_results > 0 {
         // stdout stays trec_eval's; this is the one thing trec_eval does not say.

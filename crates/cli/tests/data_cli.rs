@@ -534,3 +534,60 @@ fn crb_sweep_without_bank_or_cache_says_how_to_fetch() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn fetch_draws_a_download_bar_only_when_asked_or_on_a_terminal() {
+    // A server answering every GET with the same 64 KiB body (the pinned checksums then
+    // fail: the build is partial, but each download ran with its bar).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{BufRead, Write};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let body = vec![b'x'; 64 << 10];
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    let run = |forced: bool| {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_routeval"));
+        cmd.args(["data", "fetch", "crb", "--crb-base-url", &base])
+            .env("ROUTEVAL_CACHE_DIR", tmp.path())
+            .env_remove("XDG_CACHE_HOME");
+        if forced {
+            cmd.env("ROUTEVAL_PROGRESS", "always");
+        } else {
+            cmd.env_remove("ROUTEVAL_PROGRESS");
+        }
+        let o = cmd.output().unwrap();
+        let cache = tmp.path().to_string_lossy().into_owned();
+        (o.status.code(), stderr(&o).replace(&cache, "<cache>"))
+    };
+    let (code, err) = run(true);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("building crb (1 of 1)"), "{err:?}");
+    assert!(err.contains("downloading "), "{err:?}");
+    assert!(err.contains("64.00 KiB"), "bytes counted: {err:?}");
+    assert!(err.contains("\r\x1b[2K"), "{err:?}");
+    let (code, plain) = run(false);
+    assert_eq!(code, Some(2), "{plain}");
+    assert!(
+        !plain.contains('\x1b') && !plain.contains("downloading "),
+        "{plain:?}"
+    );
+    // The per-source lines and the summary are the same either way.
+    for line in plain.lines() {
+        assert!(err.contains(line), "lost {line:?}: {err:?}");
+    }
+}

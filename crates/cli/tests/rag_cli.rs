@@ -968,3 +968,42 @@ fn where_errors_follow_the_rag_input_error_convention() {
     let lone = run(&[&f, "--on-missing-key", "error"], b"", &[]);
     assert_eq!(lone.status.code(), Some(2));
 }
+
+#[test]
+fn embedding_progress_bar_counts_requests_and_retries_without_changing_stdout() {
+    // ROUTEVAL_PROGRESS=always draws the bar on this pipe as on a terminal.
+    let m = mock(vec![Reply::Status(503), Reply::Embed { dim: None }]);
+    let forced = run(
+        &[
+            "-",
+            "--json",
+            "--embed-url",
+            &m.url,
+            "--embed-model",
+            "toy-model",
+            "--embed-backoff-ms",
+            "1",
+        ],
+        EMBED_CASES.as_bytes(),
+        &[("ROUTEVAL_PROGRESS", "always")],
+    );
+    let err = String::from_utf8_lossy(&forced.stderr).to_string();
+    assert_eq!(forced.status.code(), Some(0), "{err}");
+    assert!(err.contains("embedding texts"), "{err:?}");
+    assert!(err.contains("\r\x1b[2K"), "bar drawn: {err:?}");
+    // The retry is counted live and its line is printed above the bar, whole.
+    assert!(err.contains("1 requests, 1 retries, 0 failed"), "{err:?}");
+    assert!(
+        err.contains("routeval rag: retrying in 0.0 s after HTTP 503 (attempt 2 of 6)\n"),
+        "{err:?}"
+    );
+    // Without the variable (stderr is a pipe) there is no bar; stdout is the same.
+    let m = mock(vec![Reply::Status(503), Reply::Embed { dim: None }]);
+    let plain = http_run(&m, &[]);
+    let perr = String::from_utf8_lossy(&plain.stderr).to_string();
+    assert!(
+        !perr.contains('\x1b') && !perr.contains("embedding texts"),
+        "{perr:?}"
+    );
+    assert_eq!(forced.stdout, plain.stdout);
+}

@@ -15,6 +15,8 @@
 //!   outputs, defined once.
 //! * [`labels`]: the label vocabularies shared across benchmarks: CommonRouterBench capability
 //!   [`Tier`]s and GQR-Bench [`Domain`]s with their integer labels.
+//! * [`progress`]: the [`Progress`] trait through which long library operations report how
+//!   far they got (front ends draw it; libraries never touch a terminal).
 //!
 //! **Architecture invariant:** this crate does no IO and depends on no other routeval crate.
 
@@ -23,6 +25,7 @@ pub mod error;
 pub mod fixtures;
 pub mod gate;
 pub mod labels;
+pub mod progress;
 pub mod py;
 mod py_nonprintable;
 mod py_word;
@@ -30,3 +33,4 @@ mod py_word;
 pub use accum::{Accumulator, Count, Mean, Sum};
 pub use error::{Error, Location, Result};
 pub use labels::{Domain, Tier};
+pub use progress::{NoProgress, Progress, SharedProgress};

@@ -190,6 +190,19 @@ pub enum PlotKind {
         /// `counts[r][c]`.
         counts: Vec<Vec<u64>>,
     },
+    /// Per-item values sorted and drawn as columns from 0 (e.g. per-query differences between
+    /// two runs, worst to best), with reference lines and an optional shaded interval (e.g.
+    /// the mean difference and its bootstrap CI). Positive and negative columns take two
+    /// palette colours. Columns may aggregate runs of neighbouring items (see
+    /// [`crate::sorted_bars`]), so the size does not grow with the number of items.
+    SortedBars {
+        /// Columns left to right, in rank order.
+        bars: Vec<RankBar>,
+        /// Horizontal reference lines (e.g. the mean difference).
+        hlines: Vec<RefLine>,
+        /// A horizontal band across the plot (e.g. the mean's confidence interval).
+        band: Option<Band>,
+    },
     /// Lines and/or points over two numeric axes, with optional reference lines.
     Xy {
         /// The series.
@@ -210,6 +223,30 @@ pub struct BarSeries {
     pub values: Vec<f64>,
     /// Optional `(low, high)` interval per category (a whisker), e.g. a bootstrap CI.
     pub intervals: Option<Vec<(f64, f64)>>,
+}
+
+/// One column of a [`PlotKind::SortedBars`] plot: items of ranks `from..=to` (1-based, in the
+/// sorted order; `from == to` for a single item) and the value drawn (their mean when the
+/// column holds several items).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct RankBar {
+    /// First rank covered (1-based).
+    pub from: u64,
+    /// Last rank covered (inclusive).
+    pub to: u64,
+    /// The value drawn, in the plot's vertical unit; non-finite columns are left out.
+    pub value: f64,
+}
+
+/// A labelled horizontal interval `[low, high]` drawn as a shaded band.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Band {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+    /// Legend label, e.g. `"95% CI [-0.012, +0.034]"`.
+    pub label: String,
 }
 
 /// One bin of a histogram.

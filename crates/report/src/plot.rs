@@ -119,6 +119,9 @@ pub fn plot_svg(plot: &Plot) -> Result<String, ReportError> {
                 vlines,
                 hlines,
             } => xy(&root, plot, series, vlines, hlines)?,
+            PlotKind::SortedBars { bars, hlines, band } => {
+                sorted_bars(&root, plot, bars, hlines, band.as_ref())?
+            }
         }
         root.present().map_err(err)?;
     }
@@ -477,6 +480,107 @@ fn xy(
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+fn sorted_bars(
+    root: &Area<'_>,
+    plot: &Plot,
+    bars: &[crate::model::RankBar],
+    hlines: &[crate::model::RefLine],
+    band: Option<&crate::model::Band>,
+) -> Result<(), ReportError> {
+    let bars: Vec<_> = bars.iter().filter(|b| b.value.is_finite()).collect();
+    let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
+        return no_data(root, plot);
+    };
+    let (x0, x1) = (first.from as f64 - 0.5, last.to as f64 + 0.5);
+    let ys = bars
+        .iter()
+        .map(|b| b.value)
+        .chain([0.0])
+        .chain(hlines.iter().map(|l| l.at))
+        .chain(band.into_iter().flat_map(|b| [b.low, b.high]));
+    let Some((y0, y1)) = span(ys) else {
+        return no_data(root, plot);
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(&plot.title, (FONT, 18))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(&plot.x_label)
+        .y_desc(&plot.y_label)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| tick(*y))
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(err)?;
+    if let Some(b) = band.filter(|b| b.low.is_finite() && b.high.is_finite()) {
+        let c = colour(4);
+        chart
+            .draw_series([Rectangle::new(
+                [(x0, b.low), (x1, b.high)],
+                c.mix(0.3).filled(),
+            )])
+            .map_err(err)?
+            .label(&b.label)
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.3).filled())
+            });
+    }
+    // Columns above and below zero in two colours (bluish green, vermillion).
+    for (sign, c, name) in [(1.0, colour(2), "above 0"), (-1.0, colour(5), "below 0")] {
+        let cols: Vec<_> = bars.iter().filter(|b| b.value * sign > 0.0).collect();
+        if cols.is_empty() {
+            continue;
+        }
+        chart
+            .draw_series(cols.iter().map(|b| {
+                // A gap between single-item columns; aggregated runs stay contiguous.
+                let pad = if b.from == b.to { 0.4 } else { 0.5 };
+                Rectangle::new(
+                    [(b.from as f64 - pad, 0.0), (b.to as f64 + pad, b.value)],
+                    c.filled(),
+                )
+            }))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+    }
+    chart
+        .draw_series([PathElement::new(
+            vec![(x0, 0.0), (x1, 0.0)],
+            BLACK.stroke_width(1),
+        )])
+        .map_err(err)?;
+    for (k, l) in hlines.iter().enumerate() {
+        let c = if k == 0 { colour(7) } else { colour(k) };
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x0, l.at), (x1, l.at)],
+                6,
+                4,
+                c.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(&l.label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font((FONT, 12))

@@ -3,8 +3,9 @@
 //! rules (CSP, no script, no external reference).
 
 use routeval_report::{
-    BarSeries, Document, Headline, InputFile, Plot, PlotKind, Provenance, RefLine, Section, Table,
-    XySeries, XyStyle, histogram_bins, render_html, render_markdown, thin_sorted,
+    Band, BarSeries, Document, Headline, InputFile, Plot, PlotKind, Provenance, RefLine, Section,
+    Table, XySeries, XyStyle, histogram_bins, render_html, render_markdown, sorted_bars,
+    thin_sorted,
 };
 
 fn sample() -> Document {
@@ -61,6 +62,23 @@ fn sample() -> Document {
             hlines: vec![],
         },
     };
+    let diffs = Plot {
+        title: "Per-query differences".into(),
+        x_label: "query rank by difference".into(),
+        y_label: "difference (measure units)".into(),
+        kind: PlotKind::SortedBars {
+            bars: sorted_bars(&[-0.2, 0.0, 0.1, 0.3, f64::NAN], 10),
+            hlines: vec![RefLine {
+                at: 0.05,
+                label: "mean +0.05".into(),
+            }],
+            band: Some(Band {
+                low: -0.1,
+                high: 0.2,
+                label: "95% CI <of the mean>".into(),
+            }),
+        },
+    };
     Document {
         title: "routeval sample <report>".into(),
         subtitle: Some("two sets & one plot of each kind".into()),
@@ -69,6 +87,7 @@ fn sample() -> Document {
             Section::new("Sets").with(bars).with(t),
             Section::new("Latency").with(hist),
             Section::new("Confusion").with(heat),
+            Section::new("Differences").with(diffs),
             Section::new("Frontier")
                 .with(xy)
                 .with("A paragraph with <script>alert(1)</script>."),
@@ -194,7 +213,9 @@ fn html_is_self_contained() {
         html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;")
             || html.contains("&lt;script&gt;alert(1)&lt;/script&gt;")
     );
-    assert_eq!(html.matches("<svg").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 5);
+    // Legend labels are escaped inside the SVG too.
+    assert!(html.contains("95% CI &lt;of the mean&gt;"));
 }
 
 #[test]

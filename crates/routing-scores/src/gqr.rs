@@ -27,6 +27,8 @@
 //! in the reference's order.
 
 use routeval_core::Accumulator;
+
+pub mod report;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A router's raw label as it arrived (JSON number or string), before the reference's type
@@ -797,6 +799,31 @@ mod strata_tests {
         assert_eq!(r[0], 1.0);
         assert_eq!(r[1], 0.5);
     }
+
+    /// Per-set intervals come from the same replicates as the headline ones: the pooled ID
+    /// set's interval is the ID accuracy's; a set the router gets all right is [1, 1]; every
+    /// interval brackets its set's accuracy here.
+    #[test]
+    fn set_intervals_share_the_headline_replicates() {
+        let mut rows: Vec<(&str, bool, bool)> = Vec::new();
+        for i in 0..60 {
+            rows.push(("law", true, i % 3 != 0));
+            rows.push(("jigsaw", false, i % 4 != 0));
+            rows.push(("olid", false, true));
+        }
+        let g = AccuracyStrata::new(rows.iter().copied(), false);
+        let head = g.intervals(0.9, 400, 11);
+        let sets = g.set_intervals(0.9, 400, 11);
+        let names: Vec<&str> = sets.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["id_test", "jigsaw", "olid"]);
+        let id = head.get("id_accuracy").unwrap();
+        assert_eq!((sets[0].1.low, sets[0].1.high), (id.low, id.high));
+        assert_eq!((sets[2].1.low, sets[2].1.high), (1.0, 1.0));
+        for ((_, ci), acc) in sets.iter().zip([40.0 / 60.0, 45.0 / 60.0, 1.0]) {
+            assert!(ci.low <= acc && acc <= ci.high, "{ci:?} vs {acc}");
+            assert!(ci.low < ci.high || acc == 1.0);
+        }
+    }
 }
 
 impl AccuracyStrata {
@@ -829,6 +856,42 @@ impl AccuracyStrata {
                 .zip(cis)
                 .collect(),
         }
+    }
+
+    /// Percentile bootstrap confidence intervals of each stratum's accuracy (`gqr score --ci`,
+    /// the per-set bars of the report): `(stratum name, CI)` in stratum order (the pooled ID
+    /// set `id_test` or each unseen ID set, then each OOD set), accuracies as fractions. The
+    /// same resampling as [`intervals`](Self::intervals) (rows within each stratum, replicate
+    /// `r` from `StatsRng::for_replicate(seed, r)`), so with the same arguments both come from
+    /// the same replicates.
+    pub fn set_intervals(
+        &self,
+        level: f64,
+        replicates: u64,
+        seed: u64,
+    ) -> Vec<(String, routeval_stats::BootstrapCi)> {
+        let k = self.names.len();
+        let cis = routeval_stats::stratified_bootstrap_ci_multi(
+            &self.strata,
+            replicates,
+            seed,
+            level,
+            k,
+            |idx, out| {
+                let mut n = vec![0u64; k];
+                let mut c = vec![0u64; k];
+                for &r in idx {
+                    if let Some(&st) = self.stratum_of.get(r) {
+                        n[st] += 1;
+                        c[st] += self.correct[r] as u64;
+                    }
+                }
+                for (st, o) in out.iter_mut().enumerate() {
+                    *o = c[st] as f64 / n[st] as f64;
+                }
+            },
+        );
+        self.names.iter().cloned().zip(cis).collect()
     }
 
     /// Paired comparison with a baseline's predictions on the same rows (same strata): per

@@ -20,6 +20,8 @@ use crate::gqr::build::{BuildOptions, Fetch, MirrorDir, build_all};
 use crate::gqr::hub::HubFetch;
 use crate::gqr::registry::Registry as GqrRegistry;
 use crate::gqr::store::{build_dir, check_build, read_manifest, write_build};
+use routeval_core::progress::Unit;
+use routeval_core::{Progress, SharedProgress};
 use std::path::{Path, PathBuf};
 
 /// What to fetch or build.
@@ -69,6 +71,10 @@ pub struct Options {
     pub dataset_size: usize,
     /// GQR: a Hugging Face token for gated sets (`HF_TOKEN`).
     pub hf_token: Option<String>,
+    /// Where progress is reported: a stage per target and per download (in bytes), and the
+    /// per-target lines. The front end draws it (the CLI and xtask: an indicatif bar on a
+    /// terminal); [`Default`]: nothing.
+    pub progress: SharedProgress,
 }
 
 impl Default for Options {
@@ -82,6 +88,7 @@ impl Default for Options {
             no_registries: false,
             dataset_size: crate::gqr::DATASET_SIZE,
             hf_token: None,
+            progress: SharedProgress::default(),
         }
     }
 }
@@ -223,7 +230,12 @@ pub fn fetch(
     done: &mut dyn FnMut(&TargetReport),
 ) -> BuildReport {
     let mut report = BuildReport::default();
-    for &t in targets {
+    for (i, &t) in targets.iter().enumerate() {
+        opts.progress.stage(
+            &format!("building {} ({} of {})", t.name(), i + 1, targets.len()),
+            None,
+            Unit::Items,
+        );
         let r = match t {
             Target::Gqr => fetch_gqr(&dirs.gqr.path, opts),
             Target::Tokenizers => match tokenizers::Manifest::load() {
@@ -273,6 +285,7 @@ pub fn fetch_gqr(cache: &Path, opts: &Options) -> TargetReport {
         Some(dir) => mirror.insert(MirrorDir { root: dir.clone() }),
         None => {
             let mut h = HubFetch::new(cache.to_path_buf());
+            h.progress = opts.progress.clone();
             if let Some(e) = &opts.hub_endpoint {
                 h.endpoint = Some(e.clone());
             }
@@ -335,7 +348,8 @@ pub fn fetch_crb(crb_cache: &Path, opts: &Options) -> TargetReport {
         Some(d) => public::Source::Dir(d.clone()),
         None => public::Source::Urls(opts.crb_base_url.clone()),
     };
-    let outcome = match public::fetch(&registry, &dir, &source, &Downloader::default()) {
+    let dl = Downloader::default().with_progress(opts.progress.clone());
+    let outcome = match public::fetch(&registry, &dir, &source, &dl) {
         Ok(o) => o,
         Err(e) => return failed(Target::Crb, &dir, e.to_string(), &names),
     };

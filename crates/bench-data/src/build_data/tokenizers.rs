@@ -194,7 +194,7 @@ fn from_source(
     dest: &Path,
     want: &str,
 ) -> Result<(Vec<u8>, String), SourceError> {
-    let dl = Downloader::default();
+    let dl = Downloader::default().with_progress(opts.progress.clone());
     match s.kind.as_str() {
         "pypi" | "npm" => {
             let url = if s.kind == "pypi" {

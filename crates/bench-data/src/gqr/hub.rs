@@ -21,6 +21,8 @@ pub struct HubFetch {
     /// Downloads that failed because the network was unreachable (the offline routes,
     /// `--from DIR` and `--hub-endpoint URL`, would help).
     pub network_failures: u64,
+    /// Where downloads report their bytes ([`Default`]: nowhere).
+    pub progress: routeval_core::SharedProgress,
 }
 
 impl HubFetch {
@@ -34,6 +36,7 @@ impl HubFetch {
             token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
             fetched: Vec::new(),
             network_failures: 0,
+            progress: routeval_core::SharedProgress::default(),
         }
     }
 }
@@ -69,7 +72,8 @@ impl Fetch for HubFetch {
             self.token.clone()
         } else {
             None
-        });
+        })
+        .with_progress(self.progress.clone());
         let got = dl.fetch(&url, &dest, expected).map_err(|e| {
             if matches!(e, crate::download::DownloadError::Network { .. }) {
                 self.network_failures += 1;

@@ -176,10 +176,10 @@ impl LlmPredictor {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => {
-                eprintln!(
+                crate::progress::note(&format!(
                     "warning: cache entry {}: unreadable ({e}); asking the server",
                     path.display()
-                );
+                ));
                 return None;
             }
         };
@@ -201,10 +201,10 @@ impl LlmPredictor {
                 None => "no integer tier_id".to_string(),
             },
         };
-        eprintln!(
+        crate::progress::note(&format!(
             "warning: cache entry {}: {problem}; treated as a miss, asking the server",
             path.display()
-        );
+        ));
         None
     }
 
@@ -265,7 +265,10 @@ impl LlmPredictor {
             let v = json!({"model": self.cfg.model, "tier_id": reply.tier_id, "raw_content": redact(&reply.raw_content, key), "usage": usage});
             // Atomic (temporary file + rename): a reader never sees a partial entry.
             if let Err(e) = crate::output::write_file_io(p, v.to_string().as_bytes()) {
-                eprintln!("warning: cache entry {}: cannot write: {e}", p.display());
+                crate::progress::note(&format!(
+                    "warning: cache entry {}: cannot write: {e}",
+                    p.display()
+                ));
             }
         }
         Ok(TierPrediction {
@@ -295,11 +298,13 @@ impl TierPredictor for LlmPredictor {
 
     /// `--concurrency` workers pull rows from a shared counter; results keep row order.
     fn predict_batch(&mut self, rows: &[&Value]) -> Vec<Result<TierPrediction, String>> {
-        let bar = indicatif::ProgressBar::new(rows.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("classifying {pos}/{len} {wide_bar} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        let bar = crate::progress::Bar::with_stage(
+            "classifying rows",
+            Some(rows.len() as u64),
+            routeval_core::progress::Unit::Items,
         );
+        // Rows the classifier failed on so far (counted live in the bar's status).
+        let errors = AtomicUsize::new(0);
         let next = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<Result<TierPrediction, String>>>> =
             Mutex::new(vec![None; rows.len()]);
@@ -311,15 +316,26 @@ impl TierPredictor for LlmPredictor {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(row) = rows.get(i) else { break };
                         let r = row_prompt(row).and_then(|p| this.classify(&p));
+                        if r.is_err() {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                        }
                         if let Ok(mut g) = results.lock() {
                             g[i] = Some(r);
                         }
-                        bar.inc(1);
+                        routeval_core::Progress::advance(&bar, 1);
+                        routeval_core::Progress::status(
+                            &bar,
+                            &format!(
+                                "{} row errors; {}",
+                                errors.load(Ordering::Relaxed),
+                                this.client.tally()
+                            ),
+                        );
                     }
                 });
             }
         });
-        bar.finish_and_clear();
+        drop(bar);
         results
             .into_inner()
             .unwrap_or_default()

@@ -18,6 +18,7 @@ use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_frontier::threshold::{
     PickRule, argmax3, check_probs, parse_thresholds, pick_threshold, thin_grid,
 };
+use routeval_routing_scores::gqr::report::{gqr_keys, unseen_keys};
 use routeval_routing_scores::gqr::{GqrAccumulator, GqrScore, UnseenAccumulator, UnseenScore};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -252,72 +253,6 @@ fn unseen_at(side: &Side, cells: &[[[u64; 4]; 4]]) -> UnseenScore {
         }
     }
     acc.finish()
-}
-
-/// The keys `gqr score --json` prints for a GQR score (without `missing_sets`, `data`), in its
-/// order; `gqr score` and every sweep point use this one definition.
-pub(crate) fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value> {
-    let mut report = Map::new();
-    report.insert("benchmark".into(), json!("GQR-Bench"));
-    report.insert("complete".into(), json!(!partial));
-    report.insert(
-        "id_accuracy".into(),
-        if have_id {
-            f(s.id_accuracy)
-        } else {
-            Value::Null
-        },
-    );
-    report.insert("ood_accuracy".into(), f(s.ood_accuracy));
-    report.insert(
-        if partial {
-            "partial_gqr_score"
-        } else {
-            "gqr_score"
-        }
-        .into(),
-        if have_id { f(s.gqr_score) } else { Value::Null },
-    );
-    report.insert(
-        "id".into(),
-        if have_id {
-            serde_json::to_value(s.id).unwrap_or_default()
-        } else {
-            Value::Null
-        },
-    );
-    report.insert(
-        "ood_per_dataset".into(),
-        serde_json::to_value(&s.ood_per_dataset).unwrap_or_default(),
-    );
-    report
-}
-
-/// The keys `gqr score --unseen --json` prints (without `missing_sets`, `data`).
-fn unseen_keys(s: &UnseenScore, partial: bool) -> Map<String, Value> {
-    let mut report = Map::new();
-    report.insert("benchmark".into(), json!("GQR-unseen"));
-    report.insert("complete".into(), json!(!partial));
-    report.insert("unseen_id_accuracy".into(), f(s.unseen_id_accuracy));
-    report.insert("ood_accuracy".into(), f(s.ood_accuracy));
-    report.insert(
-        if partial {
-            "partial_gqr_unseen_score"
-        } else {
-            "gqr_unseen_score"
-        }
-        .into(),
-        f(s.gqr_unseen_score),
-    );
-    let obj = |v: &[(String, f64)]| -> Value {
-        Value::Object(v.iter().map(|(k, x)| (k.clone(), f(*x))).collect())
-    };
-    report.insert(
-        "unseen_id_per_dataset".into(),
-        obj(&s.unseen_id_per_dataset),
-    );
-    report.insert("ood_per_dataset".into(), obj(&s.ood_per_dataset));
-    report
 }
 
 /// Attach probabilities to rows; every row needs them.

@@ -92,6 +92,12 @@ impl Embedder for CmdEmbedder {
             self.child = Some(c);
         }
         let line = serde_json::to_string(texts).map_err(|e| EmbedError::Failed(e.to_string()))?;
+        // One request for all texts: a spinner while the command works.
+        let _bar = crate::progress::Bar::with_stage(
+            &format!("embedding {} texts with the command", texts.len()),
+            None,
+            routeval_core::progress::Unit::Items,
+        );
         let child = self
             .child
             .as_mut()
@@ -276,8 +282,15 @@ impl Embedder for HttpEmbedder {
     fn embed(&mut self, texts: &[String]) -> Result<Array2<f64>, EmbedError> {
         let batch = self.cfg.batch.max(1);
         let mut parts: Vec<Array2<f64>> = Vec::new();
+        let bar = crate::progress::Bar::with_stage(
+            "embedding texts",
+            Some(texts.len() as u64),
+            routeval_core::progress::Unit::Items,
+        );
         for chunk in texts.chunks(batch) {
             let m = self.request(chunk)?;
+            routeval_core::Progress::advance(&bar, chunk.len() as u64);
+            routeval_core::Progress::status(&bar, &self.client.tally());
             if m.nrows() != chunk.len() {
                 // Surface the reference's shape error for the whole call.
                 return Ok(m);

@@ -4,13 +4,13 @@
 use super::f4;
 use crate::compare::{better_than, letter, num, superscript};
 use routeval_report::{
-    BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
-    thin_sorted,
+    Band, BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, sorted_bars,
 };
 use routeval_stats::{ComparisonReport, SystemScores};
 
-/// At most this many points per sorted-difference curve (a 100k-query comparison stays small).
-const MAX_POINTS: usize = 400;
+/// At most this many columns per sorted-difference plot (more queries: each column is the mean
+/// of a run of neighbouring ranks, so a 100k-query comparison stays small).
+const MAX_BARS: usize = 200;
 /// Difference plots for at most this many measures.
 const MAX_MEASURES: usize = 4;
 
@@ -135,23 +135,26 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
         };
         let mut d: Vec<f64> = xb.iter().zip(xa).map(|(y, x)| y - x).collect();
         d.sort_by(f64::total_cmp);
-        let mut hlines = vec![RefLine {
-            at: c.delta,
-            label: format!("mean {:+.4}", c.delta),
-        }];
-        if let Some([lo, hi]) = c.ci {
-            hlines.push(RefLine {
-                at: lo,
-                label: format!("CI low {lo:+.4}"),
-            });
-            hlines.push(RefLine {
-                at: hi,
-                label: format!("CI high {hi:+.4}"),
-            });
-        }
+        let level = report
+            .ci_level
+            .map_or_else(String::new, crate::ci::level_label);
+        let band = c.ci.map(|[lo, hi]| Band {
+            low: lo,
+            high: hi,
+            label: format!("{level} CI of the mean [{lo:+.4}, {hi:+.4}]"),
+        });
+        let bars = sorted_bars(&d, MAX_BARS);
+        let per = if bars.len() < d.len() {
+            format!(
+                "; each column the mean of ~{} ranks",
+                d.len().div_ceil(bars.len())
+            )
+        } else {
+            String::new()
+        };
         plots.push(Plot {
             title: format!(
-                "{} − {} on {} per query, sorted ({} queries)",
+                "{} − {} on {} per query, sorted ({} queries{per})",
                 rb.name,
                 ra.name,
                 report.measures[m],
@@ -159,25 +162,19 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
             ),
             x_label: "query rank by difference".into(),
             y_label: format!("{} difference (measure units)", report.measures[m]),
-            kind: PlotKind::Xy {
-                series: vec![XySeries {
-                    name: format!("{} − {}", rb.name, ra.name),
-                    points: thin_sorted(&d, MAX_POINTS),
-                    style: if d.len() <= 60 {
-                        XyStyle::LinePoints
-                    } else {
-                        XyStyle::Line
-                    },
-                    colour: None,
+            kind: PlotKind::SortedBars {
+                bars,
+                hlines: vec![RefLine {
+                    at: c.delta,
+                    label: format!("mean {:+.4}", c.delta),
                 }],
-                vlines: vec![],
-                hlines,
+                band,
             },
         });
     }
     if n_m > MAX_MEASURES {
         plots.push(format!(
-            "Difference curves for the first {MAX_MEASURES} measures; the table covers all {n_m}."
+            "Difference plots for the first {MAX_MEASURES} measures; the table covers all {n_m}."
         ));
     }
     plots.push(ct);

@@ -18,6 +18,8 @@ pub(crate) struct SetAccuracy {
     pub(crate) rows: usize,
     /// Accuracy (fraction).
     pub(crate) accuracy: f64,
+    /// `--ci`: the accuracy's bootstrap interval (fractions; NaN bounds = n/a).
+    pub(crate) ci: Option<(f64, f64)>,
 }
 
 /// What `gqr score` computed, for the report.
@@ -104,19 +106,33 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
     sec.push(t);
     doc.sections.push(sec);
 
-    let mut st = Table::new(["set", "kind", "rows", "accuracy (%)"]);
+    let with_ci = v.ci.is_some() && v.sets.iter().any(|s| s.ci.is_some());
+    let mut cols = vec!["set", "kind", "rows", "accuracy (%)"];
+    if with_ci {
+        cols.extend(["CI low (%)", "CI high (%)"]);
+    }
+    let mut st = Table::new(cols);
     for s in &v.sets {
-        st.row([
+        let mut row = vec![
             s.name.clone(),
             s.kind.to_string(),
             s.rows.to_string(),
             pct(s.accuracy),
-        ]);
+        ];
+        if with_ci {
+            let (l, h) = s.ci.unwrap_or((f64::NAN, f64::NAN));
+            row.extend([pct(l), pct(h)]);
+        }
+        st.row(row);
     }
     doc.sections.push(
         Section::new("Accuracy per set")
             .with(Plot {
-                title: "Accuracy per set".into(),
+                title: if with_ci {
+                    "Accuracy per set, with bootstrap CIs".into()
+                } else {
+                    "Accuracy per set".into()
+                },
                 x_label: "accuracy (%)".into(),
                 y_label: "set".into(),
                 kind: PlotKind::Bars {
@@ -128,7 +144,16 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
                     series: vec![BarSeries {
                         name: "accuracy".into(),
                         values: v.sets.iter().map(|s| s.accuracy * 100.0).collect(),
-                        intervals: None,
+                        intervals: with_ci.then(|| {
+                            v.sets
+                                .iter()
+                                .map(|s| {
+                                    s.ci.map_or((f64::NAN, f64::NAN), |(l, h)| {
+                                        (l * 100.0, h * 100.0)
+                                    })
+                                })
+                                .collect()
+                        }),
                     }],
                     range: Some((0.0, 100.0)),
                 },

@@ -14,7 +14,8 @@ use super::rank::{JudgedRanking, score_key};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
 use memchr::{memchr, memchr_iter};
 use rayon::prelude::*;
-use routeval_core::{Accumulator, Error, Location};
+use routeval_core::progress::Unit;
+use routeval_core::{Accumulator, Error, Location, NoProgress, Progress};
 
 /// trec_eval's command-line options that change evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -887,13 +888,35 @@ pub fn evaluate_bytes(
     opts: &EvalOptions,
     qrels_source: &str,
 ) -> Result<Evaluation, Error> {
+    evaluate_bytes_with_progress(qrels, run, run_source, opts, qrels_source, &NoProgress)
+}
+
+/// [`evaluate_bytes`], reporting to `progress`: a stage `"parsing <run>"` in bytes of the run,
+/// then `"evaluating queries"` counting the qrels' queries. The result is the same.
+pub fn evaluate_bytes_with_progress(
+    qrels: &Qrels,
+    run: &[u8],
+    run_source: &str,
+    opts: &EvalOptions,
+    qrels_source: &str,
+    progress: &dyn Progress,
+) -> Result<Evaluation, Error> {
     let run = super::parse::strip_bom(run);
     let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 8, 1 << 20);
+    progress.stage(
+        &format!("parsing {run_source}"),
+        Some(run.len() as u64),
+        Unit::Bytes,
+    );
     let chunks: Vec<ChunkOut> = bounds
         .windows(2)
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|w| parse_chunk(run, w[0], w[1], qrels, opts))
+        .map(|w| {
+            let c = parse_chunk(run, w[0], w[1], qrels, opts);
+            progress.advance((w[1] - w[0]) as u64);
+            c
+        })
         .collect();
 
     if let Some((pos, msg)) = chunks
@@ -932,10 +955,16 @@ pub fn evaluate_bytes(
         }
     }
     let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
+    progress.stage(
+        "evaluating queries",
+        Some(per_query.len() as u64),
+        Unit::Items,
+    );
     let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
         .into_par_iter()
         .enumerate()
         .map(|(qi, mut segs)| {
+            progress.advance(1);
             let qq = &qrels.queries()[qi];
             if segs.is_empty() {
                 return opts.complete.then(|| evaluate_missing(qq, opts));

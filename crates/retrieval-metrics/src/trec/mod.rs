@@ -36,7 +36,7 @@ pub mod spec;
 
 pub use eval::{
     EvalOptions, Evaluation, QueryResult, TrecAccumulator, TrecEvalVersion, compute_query,
-    evaluate_bytes, evaluate_run,
+    evaluate_bytes, evaluate_bytes_with_progress, evaluate_run,
 };
 pub use parse::{Qrels, QueryQrels, Run, RunDoc, RunReader, RunRecord};
 pub use rank::{JudgedRanking, ScoredDoc, rank_by_score, score_key, trec_order};

@@ -11,6 +11,7 @@
 //! * [`metrics`]: `main.metrics` (`CaseMetrics`, `aggregate_routerbench_metrics`,
 //!   `routing_supervision_accuracy`);
 //! * [`sweep`]: one threshold-sweep point (the blocks `crb eval` prints) for a tier assignment;
+//! * [`table`]: the `crb eval` summary table as a typed value ([`table::EvalTable`]);
 //! * [`classifier`]: the pure parts of the reference's OpenAI-compatible digit classifier
 //!   (prompt linearisation, request body, reply parsing).
 
@@ -20,4 +21,5 @@ pub mod records;
 pub mod resample;
 pub mod scores;
 pub mod sweep;
+pub mod table;
 pub mod walk;
