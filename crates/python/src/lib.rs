@@ -13,7 +13,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod compare;
 mod crb;
+mod frontier;
 mod gqr;
 mod rag;
 mod trec;
@@ -69,6 +71,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trec::register(m)?;
     rag::register(m)?;
     where_::register(m)?;
+    compare::register(m)?;
+    frontier::register(m)?;
     gqr::register(m)?;
     crb::register(m)?;
 

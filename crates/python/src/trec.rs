@@ -4,11 +4,11 @@
 use crate::TrecError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
-use routeval_retrieval_metrics::trec::parse::IdMap;
+use rayon::prelude::*;
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
-    self, EvalOptions, Evaluation, MeasureId, MeasureSet, Qrels, Run, RunDoc, RunReader,
-    TrecAccumulator, TrecEvalVersion,
+    self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
+    TrecAccumulator, TrecEvalVersion, compute_query, score_key,
 };
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -124,62 +124,15 @@ fn qrels_from_dict(qrels: &Bound<'_, PyDict>) -> PyResult<Qrels> {
         }
         groups.push((qid, js));
     }
+    // In qid byte order, so that `from_judgments`' stable sort of the judgments finds them
+    // sorted already (sorting 30k groups instead of 900k judgments).
+    groups.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     Qrels::from_judgments(
         groups
             .iter()
             .map(|(q, js)| (q.as_bytes(), js.iter().map(|(d, r)| (d.as_bytes(), *r)))),
     )
     .map_err(err)
-}
-
-/// A run from `{qid: {docno: score}}` (score an int or float, not NaN); also the qids in
-/// dict order.
-fn run_from_dict(run: &Bound<'_, PyDict>) -> PyResult<(Run, Vec<Box<[u8]>>)> {
-    let mut queries: IdMap<Box<[u8]>, Vec<RunDoc>> = IdMap::default();
-    queries.reserve(run.len());
-    let mut order = Vec::with_capacity(run.len());
-    for (qid, docs) in run.iter() {
-        let qid: Box<[u8]> = text(&qid, "query id")?.as_bytes().into();
-        let docs = docs.cast::<PyDict>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(format!(
-                "run of query '{}' must be a dict {{docno: score}}",
-                String::from_utf8_lossy(&qid)
-            ))
-        })?;
-        let mut v = Vec::with_capacity(docs.len());
-        for (d, s) in docs.iter() {
-            let score: f64 = s.extract().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(format!(
-                    "score of document '{}' for query '{}' must be an int or float",
-                    d.str().map(|s| s.to_string()).unwrap_or_default(),
-                    String::from_utf8_lossy(&qid)
-                ))
-            })?;
-            let docno: Box<[u8]> = text(&d, "document id")?.as_bytes().into();
-            if score.is_nan() {
-                return Err(err(format!(
-                    "score of document '{}' for query '{}' is NaN",
-                    String::from_utf8_lossy(&docno),
-                    String::from_utf8_lossy(&qid)
-                )));
-            }
-            v.push(RunDoc {
-                docno,
-                score,
-                line: 0,
-            });
-        }
-        order.push(qid.clone());
-        queries.insert(qid, v);
-    }
-    Ok((
-        Run {
-            queries,
-            runid: b"routeval".as_slice().into(),
-            source: "<run dict>".into(),
-        },
-        order,
-    ))
 }
 
 /// trec_eval over qrels held in memory: the engine behind `routeval.trec.RelevanceEvaluator`
@@ -190,18 +143,201 @@ pub(crate) struct TrecEvaluator {
     qrels: Qrels,
     opts: EvalOptions,
     slots: Vec<(String, usize)>,
+    /// `{qid: (qrels position, {docno: rel})}` of the judged queries, with the caller's `str`
+    /// objects as keys: run documents are joined with their judgments by Python dict lookups
+    /// (hashes cached in the `str`s), so no document id is copied out of Python unless its
+    /// score ties another's.
+    index: Py<PyDict>,
+    /// The per-query value names as Python strings, created once (`slots` order).
+    names: Vec<Py<PyString>>,
+    /// The text-valued measures requested (reported as `0.0`).
+    text_names: Vec<Py<PyString>>,
+}
+
+/// One retrieved document of a run dict while it is ranked: its score key, its judgment
+/// and its position in the query's dict (for the docno when scores tie).
+#[derive(Clone, Copy)]
+struct DictDoc {
+    key: u64,
+    rel: Option<i32>,
+    at: u32,
+}
+
+/// The judged queries of a run dict joined with their judgments (under the GIL), then
+/// ranked and evaluated in parallel without it.
+struct Gathered<'py> {
+    /// `(qid as given, qrels position)` per judged run query, in run order.
+    queries: Vec<(Bound<'py, PyAny>, usize)>,
+    /// The documents of every query, one query after the other; `at` indexes `objs`.
+    docs: Vec<DictDoc>,
+    /// The document ids, read only where scores tie.
+    objs: Vec<Bound<'py, PyAny>>,
+    /// `docs[bounds[k]..bounds[k + 1]]` are query `k`'s documents.
+    bounds: Vec<usize>,
+}
+
+fn type_err(msg: String) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(msg)
+}
+
+/// Sort one query's documents by score key descending (trec_eval's ranking before ties are
+/// broken); whether two documents have the same key (a tie that the docnos must break).
+fn sort_by_key(docs: &mut [DictDoc]) -> bool {
+    if !docs.windows(2).all(|w| w[0].key > w[1].key) {
+        docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
+        return docs.windows(2).any(|w| w[0].key == w[1].key);
+    }
+    false
+}
+
+/// Break the ties of documents sorted by [`sort_by_key`] as trec_eval does (docno descending
+/// in byte order, as `rank::rank_by_score`): only the tied documents' ids are read (as UTF-8,
+/// like the file readers compare them).
+fn break_ties(docs: &mut [DictDoc], objs: &[Bound<'_, PyAny>]) -> PyResult<()> {
+    let mut i = 0;
+    while i < docs.len() {
+        let mut j = i + 1;
+        while j < docs.len() && docs[j].key == docs[i].key {
+            j += 1;
+        }
+        if j - i > 1 {
+            let mut tied = Vec::with_capacity(j - i);
+            for d in &docs[i..j] {
+                tied.push((text(&objs[d.at as usize], "document id")?, *d));
+            }
+            tied.sort_unstable_by(|a, b| b.0.as_bytes().cmp(a.0.as_bytes()));
+            for (slot, (_, d)) in docs[i..j].iter_mut().zip(tied) {
+                *slot = d;
+            }
+        }
+        i = j;
+    }
+    Ok(())
 }
 
 impl TrecEvaluator {
-    /// Per-query results of `run` as `(qrels position, values)`, in qrels order; `None`
-    /// when no run query is judged (pytrec_eval then returns `{}`).
-    fn results(&self, py: Python<'_>, run: &Run) -> PyResult<Option<Evaluation>> {
-        if !run.queries.keys().any(|q| self.qrels.position(q).is_some()) {
-            return Ok(None);
+    /// Check and join a run dict `{qid: {docno: score}}` (every query is checked, judged or
+    /// not: str ids, int or float scores, no NaN).
+    fn gather<'py>(&self, run: &Bound<'py, PyDict>) -> PyResult<Gathered<'py>> {
+        let index = self.index.bind(run.py());
+        let mut g = Gathered {
+            queries: Vec::new(),
+            docs: Vec::new(),
+            objs: Vec::new(),
+            bounds: vec![0],
+        };
+        for (qid, qdocs) in run.iter() {
+            if !qid.is_instance_of::<PyString>() {
+                text(&qid, "query id")?;
+            }
+            let qdocs = qdocs.cast_into::<PyDict>().map_err(|_| {
+                type_err(format!(
+                    "run of query '{}' must be a dict {{docno: score}}",
+                    qid.str().map(|s| s.to_string()).unwrap_or_default()
+                ))
+            })?;
+            let judged = match index.get_item(&qid)? {
+                Some(entry) => Some(entry.extract::<(usize, Bound<'py, PyDict>)>()?),
+                None => None,
+            };
+            for (d, s) in qdocs.iter() {
+                let score: f64 = s.extract().map_err(|_| {
+                    type_err(format!(
+                        "score of document '{}' for query '{}' must be an int or float",
+                        d.str().map(|s| s.to_string()).unwrap_or_default(),
+                        qid.str().map(|s| s.to_string()).unwrap_or_default()
+                    ))
+                })?;
+                if !d.is_instance_of::<PyString>() {
+                    text(&d, "document id")?;
+                }
+                if score.is_nan() {
+                    return Err(err(format!(
+                        "score of document '{}' for query '{}' is NaN",
+                        d.str().map(|s| s.to_string()).unwrap_or_default(),
+                        qid.str().map(|s| s.to_string()).unwrap_or_default()
+                    )));
+                }
+                let Some((_, judgments)) = &judged else {
+                    continue;
+                };
+                // Relevance values were checked (ints within routeval's range) when the
+                // evaluator was built.
+                let rel = match judgments.get_item(&d)? {
+                    Some(r) => Some(r.extract::<i32>()?),
+                    None => None,
+                };
+                g.docs.push(DictDoc {
+                    key: score_key(score),
+                    rel,
+                    at: u32::try_from(g.objs.len()).map_err(|_| err("run too large"))?,
+                });
+                g.objs.push(d);
+            }
+            let Some((pos, _)) = judged else {
+                continue;
+            };
+            g.bounds.push(g.docs.len());
+            g.queries.push((qid, pos));
         }
-        py.detach(|| trec::evaluate_run(&self.qrels, run, &self.opts, "<qrels dict>"))
-            .map(Some)
-            .map_err(err)
+        Ok(g)
+    }
+
+    /// Rank every gathered query and compute its values (`n_values` per query, one after
+    /// the other): sorting and evaluation run in parallel without the GIL; ties (rare with
+    /// real scores) are broken with it. The per-query code is the file path's
+    /// (`JudgedRanking::fill_rels` + `compute_query`), so the values are bit-identical.
+    fn compute(&self, py: Python<'_>, g: &mut Gathered<'_>) -> PyResult<Vec<f64>> {
+        let n = self.opts.measures.n_values();
+        let nq = g.queries.len();
+        let bounds = &g.bounds;
+        let tied: Vec<usize> = {
+            let docs = &mut g.docs;
+            py.detach(|| {
+                let mut slices: Vec<&mut [DictDoc]> = Vec::with_capacity(nq);
+                let mut rest: &mut [DictDoc] = docs;
+                for k in 0..nq {
+                    let (head, tail) = rest.split_at_mut(bounds[k + 1] - bounds[k]);
+                    slices.push(head);
+                    rest = tail;
+                }
+                slices
+                    .par_iter_mut()
+                    .enumerate()
+                    .with_min_len(64)
+                    .filter_map(|(k, d)| sort_by_key(d).then_some(k))
+                    .collect()
+            })
+        };
+        for k in tied {
+            break_ties(&mut g.docs[bounds[k]..bounds[k + 1]], &g.objs)?;
+        }
+        let positions: Vec<usize> = g.queries.iter().map(|(_, p)| *p).collect();
+        let (docs, qrels, opts) = (&g.docs, &self.qrels, &self.opts);
+        Ok(py.detach(|| {
+            let mut values = vec![0.0f64; n * nq];
+            if n == 0 {
+                return values;
+            }
+            values
+                .par_chunks_mut(n)
+                .enumerate()
+                .with_min_len(64)
+                .for_each_init(JudgedRanking::default, |judged, (k, out)| {
+                    let qq = &qrels.queries()[positions[k]];
+                    judged.fill_rels(
+                        docs[bounds[k]..bounds[k + 1]]
+                            .iter()
+                            .take(opts.max_docs_per_topic)
+                            .map(|d| d.rel),
+                        qq,
+                        opts.relevance_level,
+                        opts.judged_only,
+                    );
+                    compute_query(judged, opts, out);
+                });
+            values
+        }))
     }
 }
 
@@ -226,9 +362,33 @@ impl TrecEvaluator {
             true,
             trec_eval_version,
         )?;
-        let qrels = qrels_from_dict(qrels)?;
+        let (py, qrels_dict) = (qrels.py(), qrels);
+        let qrels = qrels_from_dict(qrels_dict)?;
+        let index = PyDict::new(py);
+        for (qid, docs) in qrels_dict.iter() {
+            let docs = docs.cast_into::<PyDict>()?;
+            let Some(pos) = qrels.position(text(&qid, "query id")?.as_bytes()) else {
+                continue; // a query without judgments
+            };
+            index.set_item(qid, (pos, docs.copy()?))?;
+        }
         let slots = query_slots(&opts.measures);
-        Ok(TrecEvaluator { qrels, opts, slots })
+        let names = slots
+            .iter()
+            .map(|(n, _)| PyString::intern(py, n).unbind())
+            .collect();
+        let text_names = text_measures(&opts.measures)
+            .into_iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect();
+        Ok(TrecEvaluator {
+            qrels,
+            opts,
+            slots,
+            index: index.unbind(),
+            names,
+            text_names,
+        })
     }
 
     /// Printed names of the per-query values, in order (`["map", "P_5", "P_10"]`).
@@ -247,31 +407,19 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (run, order) = run_from_dict(run)?;
+        let mut g = self.gather(run)?;
+        let values = self.compute(py, &mut g)?;
+        let n = self.opts.measures.n_values();
         let out = PyDict::new(py);
-        let Some(ev) = self.results(py, &run)? else {
-            return Ok(out);
-        };
-        let names: Vec<Bound<'py, PyString>> = self
-            .slots
-            .iter()
-            .map(|(n, _)| PyString::new(py, n))
-            .collect();
-        let mut by_qid: IdMap<&[u8], &[f64]> = IdMap::default();
-        for q in &ev.queries {
-            by_qid.insert(&q.qid, &q.values);
-        }
-        for qid in &order {
-            if let Some(values) = by_qid.get(&qid[..]) {
-                let d = PyDict::new(py);
-                for (name, (_, slot)) in names.iter().zip(&self.slots) {
-                    d.set_item(name, values[*slot])?;
-                }
-                for name in text_measures(&self.opts.measures) {
-                    d.set_item(name, 0.0)?;
-                }
-                out.set_item(String::from_utf8_lossy(qid), d)?;
+        for (k, (qid, _)) in g.queries.iter().enumerate() {
+            let d = PyDict::new(py);
+            for (name, (_, slot)) in self.names.iter().zip(&self.slots) {
+                d.set_item(name.bind(py), values[k * n + slot])?;
             }
+            for name in &self.text_names {
+                d.set_item(name.bind(py), 0.0)?;
+            }
+            out.set_item(qid, d)?;
         }
         Ok(out)
     }
@@ -283,15 +431,16 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (run, _) = run_from_dict(run)?;
+        let mut g = self.gather(run)?;
+        let values = self.compute(py, &mut g)?;
+        let n = self.opts.measures.n_values();
+        let mut order: Vec<usize> = (0..g.queries.len()).collect();
+        order.sort_unstable_by_key(|&k| g.queries[k].1);
         let out = PyList::empty(py);
-        let Some(ev) = self.results(py, &run)? else {
-            return Ok(out);
-        };
-        for q in &ev.queries {
-            let pos = self.qrels.position(&q.qid).unwrap_or(usize::MAX);
-            let values = PyTuple::new(py, q.values.iter().copied())?;
-            out.append((pos, String::from_utf8_lossy(&q.qid), values))?;
+        for k in order {
+            let (qid, pos) = &g.queries[k];
+            let v = PyTuple::new(py, values[k * n..(k + 1) * n].iter().copied())?;
+            out.append((*pos, qid, v))?;
         }
         Ok(out)
     }

@@ -155,3 +155,56 @@ def test_accumulator_shards_pickle_and_merge():
     assert one.per_query() == rt.RelevanceEvaluator(qrels, measures).evaluate(run)
     with pytest.raises(rt.TrecError, match="added twice"):
         one.add({"q00": run["q00"]})
+
+
+def test_single_precision_ties_match_pytrec_eval(tmp_path):
+    # trec_eval (and pytrec_eval) keep scores as C floats: scores equal in single precision
+    # tie and are ordered by docno descending, in the dict path and the file path alike.
+    import json
+    import subprocess
+    import sys
+
+    hi, lo = 0.4140936412550752, 0.41409363333403515  # differ as f64, equal as f32
+    qrels = {"q": {"d65": 0, "d76": 2, "d1": 1}, "r": {"b": 1, "a": 0, "c": 1}}
+    run = {
+        "q": {"d65": hi, "d76": lo, "d1": 0.1, "d9": hi},
+        "r": {"a": 1.0, "b": 1.0, "c": 1.0, "z": 1},  # exact ties, an int score
+    }
+    measures = {"map", "recip_rank", "P.1,2", "ndcg_cut.1,2"}
+    code = (
+        "import json, sys, pytrec_eval; q, r, m = json.loads(sys.argv[1]); "
+        "print(json.dumps(pytrec_eval.RelevanceEvaluator(q, set(m)).evaluate(r)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps([qrels, run, sorted(measures)])],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    want = json.loads(out.stdout)
+    got = rt.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert_nested_close(got, want, tol=0.0)
+    # ranking d9 > d76 > d65 (tie broken by docno descending): the relevant d76 is at rank 2
+    assert got["q"]["recip_rank"] == 0.5
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, ds in qrels.items() for d, r in ds.items()))
+    rp.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, ds in run.items() for d, s in ds.items()))
+    assert_nested_close(rt.evaluate_files(qp, rp, measures), want, tol=0.0)
+
+
+def test_run_dict_type_errors_name_the_problem():
+    ev = rt.RelevanceEvaluator({"q": {"a": 1}}, {"map"})
+    with pytest.raises(TypeError, match="document id must be a str"):
+        ev.evaluate({"q": {1: 0.5}})
+    with pytest.raises(TypeError, match="query id must be a str"):
+        ev.evaluate({1: {"a": 0.5}})
+    with pytest.raises(TypeError, match="must be an int or float"):
+        ev.evaluate({"q": {"a": "x"}})
+    with pytest.raises(TypeError, match="must be a dict"):
+        ev.evaluate({"q": [("a", 0.5)]})
+    # unjudged queries are checked too
+    with pytest.raises(ValueError, match="NaN"):
+        ev.evaluate({"q": {"a": 0.5}, "other": {"b": float("nan")}})
+    # the qrels given are copied: changing them later does not change the evaluator
+    qrels = {"q": {"a": 1}}
+    ev = rt.RelevanceEvaluator(qrels, {"map"})
+    qrels["q"]["b"] = 1
+    assert ev.evaluate({"q": {"a": 1.0, "b": 0.5}}) == {"q": {"map": 1.0}}

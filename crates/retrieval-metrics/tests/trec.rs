@@ -173,10 +173,11 @@ proptest! {
         let mut b = a.clone();
         rank_by_score(&mut a);
         b.sort_by(|x, y| trec_order(x.1, x.0.as_bytes(), y.1, y.0.as_bytes()));
-        // Compare bits, but with -0.0 and 0.0 as one value (they tie in trec_eval, and which
-        // of two tied equal-docno entries comes first is not observable).
-        let key = |v: &[(String, f64)]| -> Vec<(u64, String)> {
-            v.iter().map(|x| ((x.1 + 0.0).to_bits(), x.0.clone())).collect()
+        // Compare the scores as trec_eval keeps them (single precision), with -0.0 and 0.0 as
+        // one value: such scores tie in trec_eval, and which of two tied equal-docno entries
+        // comes first is not observable.
+        let key = |v: &[(String, f64)]| -> Vec<(u32, String)> {
+            v.iter().map(|x| (((x.1 as f32) + 0.0).to_bits(), x.0.clone())).collect()
         };
         prop_assert_eq!(key(&a), key(&b));
     }

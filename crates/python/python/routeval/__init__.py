@@ -12,6 +12,8 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
 * ``routeval.crb``: CommonRouterBench's eval API (``FunctionPredictor``,
   ``run_question_bank_eval``, ``select_question_bank_rows``, ``evaluate_question_bank_rows``,
   ``build_eval_summary``, ``metrics.aggregate_routerbench_metrics``).
+* ``routeval.compare``: ``routeval compare`` (paired tests, corrected p-values, CIs, gates).
+* ``routeval.frontier``: ``routeval frontier`` (NDCH, AIQ, Pareto sets; RouteLLM AUC/APGR/CPT).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -20,9 +22,9 @@ import importlib
 
 __version__ = "0.1.0"
 __all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError", "trec", "rag",
-           "where", "gqr", "crb"]
+           "where", "gqr", "crb", "compare", "frontier"]
 
-_SUBMODULES = {"trec", "rag", "where", "gqr", "crb"}
+_SUBMODULES = {"trec", "rag", "where", "gqr", "crb", "compare", "frontier"}
 _ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError"}
 
 

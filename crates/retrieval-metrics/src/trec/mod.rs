@@ -39,5 +39,5 @@ pub use eval::{
     evaluate_bytes, evaluate_bytes_with_progress, evaluate_run,
 };
 pub use parse::{Qrels, QueryQrels, Run, RunDoc, RunReader, RunRecord};
-pub use rank::{JudgedRanking, ScoredDoc, rank_by_score, trec_order};
+pub use rank::{JudgedRanking, ScoredDoc, rank_by_score, score_key, trec_order};
 pub use spec::{MeasureId, MeasureSet};

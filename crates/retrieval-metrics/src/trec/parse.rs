@@ -494,13 +494,18 @@ impl Qrels {
         for (qid, judgments) in groups {
             for (docno, rel) in judgments {
                 line += 1;
-                let rel = check_rel(rel, &rel.to_string()).map_err(|p| {
-                    Error::Invalid(format!(
-                        "query '{}', document '{}': {p}",
-                        String::from_utf8_lossy(qid),
-                        String::from_utf8_lossy(docno)
-                    ))
-                })?;
+                // The text is only needed for the message: format it only when out of range.
+                let rel = i32::try_from(rel)
+                    .ok()
+                    .filter(|&r| r <= MAX_REL)
+                    .map_or_else(|| check_rel(rel, &rel.to_string()), Ok)
+                    .map_err(|p| {
+                        Error::Invalid(format!(
+                            "query '{}', document '{}': {p}",
+                            String::from_utf8_lossy(qid),
+                            String::from_utf8_lossy(docno)
+                        ))
+                    })?;
                 recs.push(QrelRec {
                     qid,
                     docno,

@@ -16,10 +16,14 @@ pub const REL_UNJUDGED: i32 = -2;
 /// `form_res_rels.c`): higher score first; equal scores are ordered by docno **descending** in
 /// byte order (`strcmp(b, a)`), so for a tie `d9` ranks above `d10` and `b` above `a`.
 ///
-/// `-0.0` and `0.0` are equal scores. Scores must not be NaN (the readers refuse NaN); a NaN
-/// is treated as equal to everything, as C's comparisons would.
+/// Scores are compared as trec_eval stores them, in single precision (`float sim` in
+/// `trec_format.h`'s `TEXT_RESULTS`; pytrec_eval stores them the same way): two scores that
+/// round to the same `f32` tie, even when they differ as `f64`. `-0.0` and `0.0` are equal
+/// scores. Scores must not be NaN (the readers refuse NaN); a NaN is treated as equal to
+/// everything, as C's comparisons would.
 #[inline]
 pub fn trec_order(a_score: f64, a_docno: &[u8], b_score: f64, b_docno: &[u8]) -> Ordering {
+    let (a_score, b_score) = (a_score as f32, b_score as f32);
     if a_score > b_score {
         Ordering::Less
     } else if a_score < b_score {
@@ -88,14 +92,20 @@ pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
     }
 }
 
-/// An integer key ordered like the score (`-0.0` and `0.0` map to the same key).
+/// An integer key ordered like the score as trec_eval keeps it, rounded to `f32` (see
+/// [`trec_order`]; `-0.0` and `0.0` map to the same key): sorting
+/// by this key descending, then docno descending, is [`trec_order`]. Front ends that rank
+/// documents themselves (the Python binding ranks dict entries) use it to agree with
+/// [`rank_by_score`] bit for bit. The score must not be NaN.
 #[inline]
-pub(crate) fn score_key(s: f64) -> u64 {
-    let bits = (s + 0.0).to_bits();
-    if bits >> 63 == 1 {
-        !bits
+pub fn score_key(s: f64) -> u64 {
+    // `as f32` rounds to nearest (ties to even), as C's double-to-float conversion does, and
+    // overflows to ±inf; `+ 0.0` turns -0.0 into 0.0.
+    let bits = u64::from(((s as f32) + 0.0).to_bits());
+    if bits >> 31 == 1 {
+        u64::from(!(bits as u32))
     } else {
-        bits | (1 << 63)
+        bits | (1 << 31)
     }
 }
 
@@ -239,6 +249,37 @@ mod tests {
         rank_by_score(&mut docs);
         let order: Vec<&str> = docs.iter().map(|d| d.0).collect();
         assert_eq!(order, ["a", "d9", "d10", "b", "e", "c"]);
+    }
+
+    #[test]
+    fn scores_compare_in_single_precision_as_trec_eval_stores_them() {
+        // 0.4140936412550752 and 0.41409363333403515 differ as f64 but are the same f32:
+        // trec_eval (and pytrec_eval) see a tie and break it by docno descending.
+        let (hi, lo) = (0.4140936412550752_f64, 0.41409363333403515_f64);
+        assert!(hi > lo && hi as f32 == lo as f32);
+        let mut docs = vec![("d65", hi), ("d76", lo), ("d1", 0.5), ("d2", 0.3)];
+        rank_by_score(&mut docs);
+        let order: Vec<&str> = docs.iter().map(|d| d.0).collect();
+        assert_eq!(order, ["d1", "d76", "d65", "d2"]);
+        assert_eq!(score_key(hi), score_key(lo));
+        assert_eq!(trec_order(hi, b"d65", lo, b"d76"), Ordering::Greater);
+        // Keys order like the scores: negative, zero (either sign), positive, infinities.
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-40,
+            2.5,
+            1e300,
+            f64::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            assert!(score_key(w[0]) <= score_key(w[1]), "{w:?}");
+        }
+        assert_eq!(score_key(-0.0), score_key(0.0));
+        assert!(score_key(-2.5) < score_key(-1.0) && score_key(1.0) < score_key(2.5));
     }
 
     #[test]

@@ -1,0 +1,271 @@
+"""Is run B really better than the baseline A? ``routeval compare`` from Python.
+
+* ``compare_runs(qrels_path, baseline_path, run_paths, measures=None, ...)``: the CLI's
+  ``routeval compare QRELS BASELINE RUN...`` on plain TREC files. Every run is scored with
+  trec_eval 10.0's measures (as the CLI; not pytrec_eval's 9.0.8) on every judged query
+  (``-c``: a query without results scores 0), then compared with the baseline (or every pair)
+  by a paired test, the p-values corrected over the whole table.
+* ``compare_scores({system: {measure: [per-unit values]}}, ...)``: the same statistics on
+  per-unit scores computed elsewhere (per-case rag metrics, per-query values of
+  ``routeval.trec``, per-step CRB costs); the first system is the baseline.
+
+Both return a ``ComparisonReport``; ``report.to_dict()`` is exactly what ``routeval compare
+--json`` prints (NaN as ``None``), and ``report.significantly_worse()`` is the
+``--fail-if-worse`` gate. Arguments keep the CLI's names and defaults: ``test`` ``"t"``
+(scipy.stats.ttest_rel), ``"wilcoxon"`` (scipy.stats.wilcoxon's defaults), ``"fisher"``
+(sign-flip randomization, exact for <= 20 units) or ``"bootstrap"``; ``correction`` ``"holm"``,
+``"bonferroni"`` or ``"none"`` (statsmodels multipletests); ``ci=0.95`` (``None`` = no
+intervals, the CLI's ``--no-ci``), ``bootstrap=1000`` replicates, ``iterations=10000``,
+``seed=0``, ``alpha=0.05``, ``all_pairs=False``.
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import _native
+
+__all__ = [
+    "compare_runs",
+    "compare_scores",
+    "ComparisonReport",
+    "Comparison",
+    "SystemSummary",
+    "PairReport",
+    "CompareError",
+    "DEFAULT_MEASURES",
+]
+
+CompareError = _native.CompareError
+
+#: The measures ``routeval compare`` compares when none is given.
+DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank")
+
+
+def _num(x):
+    return float("nan") if x is None else x
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison (a run against its reference, on one measure)."""
+
+    #: Run mean minus reference mean.
+    delta: float
+    #: Raw two-sided p-value of the test.
+    p_value: float
+    #: p-value after the correction over the whole table.
+    p_adjusted: float
+    #: Rejected at ``alpha`` after the correction.
+    significant: bool
+    #: Cohen's d_z of the per-unit differences (``None`` when their sd is 0).
+    effect_size: Optional[float]
+    #: Paired bootstrap percentile CI ``(low, high)`` of the mean difference, or ``None``.
+    ci: Optional[tuple]
+    #: Units where the run scores higher / equal / lower.
+    wins: int
+    ties: int
+    losses: int
+
+    @classmethod
+    def _from(cls, d):
+        ci = d.get("ci")
+        return cls(
+            delta=_num(d["delta"]),
+            p_value=_num(d["p_value"]),
+            p_adjusted=_num(d["p_adjusted"]),
+            significant=bool(d["significant"]),
+            effect_size=d.get("effect_size"),
+            ci=None if ci is None else (_num(ci[0]), _num(ci[1])),
+            wins=d["wins"],
+            ties=d["ties"],
+            losses=d["losses"],
+        )
+
+
+@dataclass(frozen=True)
+class SystemSummary:
+    """One system of the report: its headline value per measure and, except for the
+    baseline, its comparison with the baseline per measure."""
+
+    name: str
+    path: str
+    #: ``{measure: value}`` (trec_eval's summary value for TREC runs).
+    means: dict
+    #: ``{measure: Comparison}``, ``None`` for the baseline.
+    vs_baseline: Optional[dict] = None
+
+
+@dataclass(frozen=True)
+class PairReport:
+    """System ``b`` compared with system ``a`` (``all_pairs=True``)."""
+
+    a: str
+    b: str
+    #: ``{measure: Comparison}``.
+    vs: dict
+
+
+@dataclass(frozen=True)
+class ComparisonReport:
+    """The report of ``routeval compare``: ``measures``, ``queries`` (paired units),
+    ``test``, ``correction``, ``alpha``, ``runs`` (baseline first), ``pairs`` (with
+    ``all_pairs``), plus ``notes`` (what the CLI prints on stderr)."""
+
+    measures: list
+    queries: int
+    test: str
+    correction: str
+    alpha: float
+    runs: list
+    pairs: Optional[list] = None
+    notes: list = field(default_factory=list)
+    _dict: dict = field(default=None, repr=False, compare=False)
+    _worse: tuple = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def _from_native(cls, text, worse, notes=()):
+        d = json.loads(text)
+        runs = [
+            SystemSummary(
+                name=r["name"],
+                path=r["path"],
+                means={k: _num(v) for k, v in r["means"].items()},
+                vs_baseline=None
+                if "vs_baseline" not in r
+                else {k: Comparison._from(v) for k, v in r["vs_baseline"].items()},
+            )
+            for r in d["runs"]
+        ]
+        pairs = None
+        if "pairs" in d:
+            pairs = [
+                PairReport(a=p["a"], b=p["b"], vs={k: Comparison._from(v) for k, v in p["vs"].items()})
+                for p in d["pairs"]
+            ]
+        return cls(
+            measures=d["measures"],
+            queries=d["queries"],
+            test=d["test"],
+            correction=d["correction"],
+            alpha=d["alpha"],
+            runs=runs,
+            pairs=pairs,
+            notes=list(notes),
+            _dict=d,
+            _worse=tuple(worse),
+        )
+
+    def to_dict(self):
+        """The report as ``routeval compare --json`` prints it (a fresh copy)."""
+        return json.loads(json.dumps(self._dict))
+
+    def significantly_worse(self):
+        """``[(run name, measure)]`` of the runs significantly worse than the baseline (a
+        negative delta, significant after the correction): ``--fail-if-worse``'s failures."""
+        return [(self.runs[r].name, self.measures[m]) for r, m in self._worse]
+
+    @property
+    def ok(self):
+        """No run is significantly worse than the baseline (the CLI's gate passes)."""
+        return not self._worse
+
+
+def _test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs):
+    return dict(
+        test=str(test),
+        iterations=int(iterations),
+        seed=int(seed),
+        correction=str(correction),
+        alpha=float(alpha),
+        ci=None if ci is None else float(ci),
+        bootstrap=int(bootstrap),
+        all_pairs=bool(all_pairs),
+    )
+
+
+def compare_runs(
+    qrels_path,
+    baseline_path,
+    run_paths,
+    measures=None,
+    *,
+    relevance_level=1,
+    judged_docs_only=False,
+    num_docs_in_coll=0,
+    max_docs_per_topic=None,
+    test="t",
+    iterations=10_000,
+    seed=0,
+    correction="holm",
+    alpha=0.05,
+    ci=0.95,
+    bootstrap=1000,
+    all_pairs=False,
+):
+    """``routeval compare QRELS BASELINE RUN... [-m M]... --json`` as a ``ComparisonReport``.
+
+    ``measures``: trec_eval ``-m`` arguments (``"map"``, ``"P.5,10"``); default
+    ``DEFAULT_MEASURES``; measures without per-query values (``gm_map``, ``num_q``) raise.
+    Files are plain text (the CLI also reads compressed files). Runs are named by their run
+    tag, by the file stem where tags repeat. Raises ``CompareError`` (a ``ValueError``) with
+    the CLI's message for bad input."""
+    if isinstance(run_paths, (str, os.PathLike)):
+        run_paths = [run_paths]
+    if isinstance(measures, str):
+        measures = [measures]
+    text, worse, notes = _native.compare_trec_files(
+        os.fspath(qrels_path),
+        [os.fspath(baseline_path)] + [os.fspath(p) for p in run_paths],
+        None if measures is None else [str(m) for m in measures],
+        int(relevance_level),
+        bool(judged_docs_only),
+        int(num_docs_in_coll),
+        None if max_docs_per_topic is None else int(max_docs_per_topic),
+        **_test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs),
+    )
+    return ComparisonReport._from_native(text, worse, notes)
+
+
+def compare_scores(
+    scores,
+    *,
+    means=None,
+    paths=None,
+    test="t",
+    iterations=10_000,
+    seed=0,
+    correction="holm",
+    alpha=0.05,
+    ci=0.95,
+    bootstrap=1000,
+    all_pairs=False,
+):
+    """Compare systems on per-unit scores: ``scores`` is ``{system: {measure: [value per
+    unit]}}`` (the first system is the baseline; every system has the same measures and the
+    same units in the same order; no NaN). ``means`` optionally gives ``{system: {measure:
+    headline value}}`` (default: the arithmetic mean); ``paths`` ``{system: str}`` fills the
+    report's ``path``. Returns a ``ComparisonReport``."""
+    if not scores:
+        raise CompareError("compare needs a baseline and at least one other system")
+    systems = list(scores.items())
+    measure_names = list(systems[0][1].keys())
+    rows = []
+    for name, by_measure in systems:
+        if list(by_measure.keys()) != measure_names:
+            raise CompareError(
+                f"system '{name}' has measures {list(by_measure)}, the baseline {measure_names}"
+            )
+        cols = [[float(v) for v in by_measure[m]] for m in measure_names]
+        m = None
+        if means is not None and name in means:
+            m = [float(means[name][k]) for k in measure_names]
+        path = "" if paths is None else str(paths.get(name, ""))
+        rows.append((str(name), path, cols, m))
+    text, worse = _native.compare_scores(
+        [str(m) for m in measure_names],
+        rows,
+        **_test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs),
+    )
+    return ComparisonReport._from_native(text, worse)

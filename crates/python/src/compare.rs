@@ -1,0 +1,267 @@
+//! `routeval.compare` native part: `routeval compare` (paired tests, corrected p-values,
+//! bootstrap CIs of the differences, the "significantly worse" gate) over
+//! `routeval_stats::compare`, for TREC run files and for any per-unit scores.
+//!
+//! The report is returned as the JSON text `routeval compare --json` prints (same serializer,
+//! `ComparisonReport`'s serde form), so the Python side's `to_dict()` equals the CLI's output.
+
+use crate::RoutevalError;
+use pyo3::create_exception;
+use pyo3::prelude::*;
+use routeval_retrieval_metrics::trec::spec::Aggregate;
+use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
+use routeval_stats::{
+    CompareOptions, ComparisonReport, Correction, PairedTest, SystemScores, compare_systems,
+};
+use std::path::{Path, PathBuf};
+
+create_exception!(
+    _native,
+    CompareError,
+    RoutevalError,
+    "A `routeval compare` error: bad qrels or run, unknown measure or test, options out of range."
+);
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CompareError", m.py().get_type::<CompareError>())?;
+    m.add_function(wrap_pyfunction!(compare_trec_files, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_scores, m)?)?;
+    Ok(())
+}
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    CompareError::new_err(e.to_string())
+}
+
+/// The measures `routeval compare` uses when none is given.
+const DEFAULT_MEASURES: [&str; 5] = ["map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"];
+
+/// `CompareOptions` from the Python arguments (names as `routeval compare`'s flags).
+#[allow(clippy::too_many_arguments)]
+fn compare_options(
+    test: &str,
+    iterations: u64,
+    seed: u64,
+    correction: &str,
+    alpha: f64,
+    ci: Option<f64>,
+    bootstrap: u64,
+    all_pairs: bool,
+) -> PyResult<CompareOptions> {
+    let test: PairedTest = test.parse().map_err(err)?;
+    let correction: Correction = correction.parse().map_err(err)?;
+    Ok(CompareOptions {
+        test,
+        iterations,
+        seed,
+        correction,
+        alpha,
+        ci_level: ci,
+        ci_replicates: bootstrap,
+        all_pairs,
+    })
+}
+
+/// `(report JSON, runs significantly worse than the baseline as (run index, measure index))`.
+type ReportOut = (String, Vec<(usize, usize)>);
+
+fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
+    let json = serde_json::to_string(report).map_err(err)?;
+    Ok((json, report.significantly_worse()))
+}
+
+/// The value slots compared, as `routeval compare` picks them: every per-query value of the
+/// measures, `(slot, name, the summary is the mean)`; measures without per-query values are
+/// refused.
+fn compared_slots(measures: &MeasureSet) -> PyResult<Vec<(usize, String, bool)>> {
+    let mut slots = Vec::new();
+    for m in measures.measures() {
+        if m.names.is_empty() {
+            continue;
+        }
+        if !m.id.printed_per_query() {
+            return Err(err(format!(
+                "measure {} has no per-query values; compare needs them (drop it from -m)",
+                m.id.name()
+            )));
+        }
+        let mean_summary = m.id.aggregate() == Aggregate::Mean;
+        for (k, name) in m.names.iter().enumerate() {
+            slots.push((m.offset + k, name.clone(), mean_summary));
+        }
+    }
+    if slots.is_empty() {
+        return Err(err("no measure with per-query values to compare"));
+    }
+    Ok(slots)
+}
+
+/// `routeval compare QRELS BASELINE RUN...` on plain (uncompressed) files: every run scored
+/// with trec_eval 10.0's measures on every judged query (`-c`), compared with the first run
+/// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
+/// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
+#[pyfunction]
+#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction="holm", alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn compare_trec_files(
+    py: Python<'_>,
+    qrels_path: PathBuf,
+    run_paths: Vec<PathBuf>,
+    measures: Option<Vec<String>>,
+    relevance_level: i64,
+    judged_only: bool,
+    num_docs_in_coll: i64,
+    max_docs_per_topic: Option<u64>,
+    test: &str,
+    iterations: u64,
+    seed: u64,
+    correction: &str,
+    alpha: f64,
+    ci: Option<f64>,
+    bootstrap: u64,
+    all_pairs: bool,
+) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>)> {
+    let measure_args: Vec<String> = match measures {
+        Some(m) if !m.is_empty() => m,
+        _ => DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect(),
+    };
+    let measures = MeasureSet::parse(&measure_args).map_err(err)?;
+    let slots = compared_slots(&measures)?;
+    let copts = compare_options(
+        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs,
+    )?;
+    let opts = EvalOptions {
+        measures,
+        relevance_level,
+        complete: true,
+        judged_only,
+        max_docs_per_topic: max_docs_per_topic
+            .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
+        num_docs_in_coll,
+        per_query: true,
+        ..EvalOptions::default()
+    };
+    if run_paths.len() < 2 {
+        return Err(err(
+            "compare needs a baseline run and at least one other run",
+        ));
+    }
+    let result = py.detach(|| -> Result<(ComparisonReport, Vec<String>), String> {
+        let read =
+            |p: &Path| std::fs::read(p).map_err(|e| format!("{}: cannot read: {e}", p.display()));
+        let qrels_name = qrels_path.display().to_string();
+        let qrels =
+            Qrels::from_bytes(&read(&qrels_path)?, &qrels_name).map_err(|e| e.to_string())?;
+        let mut systems: Vec<SystemScores> = Vec::with_capacity(run_paths.len());
+        let mut tags: Vec<String> = Vec::with_capacity(run_paths.len());
+        let mut notes = Vec::new();
+        for path in &run_paths {
+            let name = path.display().to_string();
+            let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
+                .map_err(|e| e.to_string())?;
+            if ev.run_only_queries > 0 {
+                notes.push(format!(
+                    "note: {name}: {} quer{} without judgments ignored",
+                    ev.run_only_queries,
+                    if ev.run_only_queries == 1 { "y" } else { "ies" }
+                ));
+            }
+            if ev.queries.len() != qrels.len() {
+                return Err(format!(
+                    "{name}: evaluated {} queries, expected every judged query ({})",
+                    ev.queries.len(),
+                    qrels.len()
+                ));
+            }
+            let scores: Vec<Vec<f64>> = slots
+                .iter()
+                .map(|&(slot, _, _)| ev.queries.iter().map(|q| q.values[slot]).collect())
+                .collect();
+            let means: Vec<f64> = slots
+                .iter()
+                .zip(&scores)
+                .map(|(&(slot, _, mean_summary), col)| {
+                    if mean_summary {
+                        ev.summary[slot]
+                    } else {
+                        routeval_stats::mean(col)
+                    }
+                })
+                .collect();
+            tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
+            systems.push(SystemScores {
+                name: String::new(),
+                path: path.display().to_string(),
+                scores,
+                means: Some(means),
+            });
+        }
+        // Names as the CLI gives them: run tags, the file stem where tags repeat or are empty.
+        for (i, s) in systems.iter_mut().enumerate() {
+            let repeated = tags.iter().filter(|t| **t == tags[i]).count() > 1 || tags[i].is_empty();
+            s.name = if repeated {
+                Path::new(&s.path)
+                    .file_stem()
+                    .map(|x| x.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| s.path.clone())
+            } else {
+                tags[i].clone()
+            };
+        }
+        let names: Vec<String> = slots.iter().map(|s| s.1.clone()).collect();
+        let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
+        Ok((report, notes))
+    });
+    let (report, notes) = result.map_err(err)?;
+    let (json, worse) = report_out(&report)?;
+    Ok((json, worse, notes))
+}
+
+/// `routeval_stats::compare_systems` on per-unit scores computed elsewhere: `systems` is
+/// `[(name, path, scores, means)]`, `scores[m][u]` the value of measure `m` on unit `u` (the
+/// same units, in the same order, for every system), `means` the headline value per measure
+/// or `None` for the arithmetic mean. The first system is the baseline.
+#[pyfunction]
+#[pyo3(signature = (measures, systems, test="t", iterations=10_000, seed=0, correction="holm", alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn compare_scores(
+    py: Python<'_>,
+    measures: Vec<String>,
+    systems: Vec<(String, String, Vec<Vec<f64>>, Option<Vec<f64>>)>,
+    test: &str,
+    iterations: u64,
+    seed: u64,
+    correction: &str,
+    alpha: f64,
+    ci: Option<f64>,
+    bootstrap: u64,
+    all_pairs: bool,
+) -> PyResult<ReportOut> {
+    let copts = compare_options(
+        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs,
+    )?;
+    let systems: Vec<SystemScores> = systems
+        .into_iter()
+        .map(|(name, path, scores, means)| SystemScores {
+            name,
+            path,
+            scores,
+            means,
+        })
+        .collect();
+    for s in &systems {
+        for (m, col) in s.scores.iter().enumerate() {
+            if let Some(u) = col.iter().position(|v| v.is_nan()) {
+                return Err(err(format!(
+                    "system '{}', measure {}: unit {u} is NaN",
+                    s.name,
+                    measures.get(m).map_or("?", String::as_str)
+                )));
+            }
+        }
+    }
+    let report = py
+        .detach(|| compare_systems(&measures, &systems, &copts))
+        .map_err(err)?;
+    report_out(&report)
+}

@@ -1,0 +1,149 @@
+"""routeval.compare and routeval.frontier against ``routeval compare/frontier --json`` on the
+shipped examples (``cli_cases.py``): the stored CLI outputs always, the CLI itself when a built
+binary is found (``cargo test --workspace`` builds one; under ``CI=true`` it must be there)."""
+
+import importlib
+import json
+import math
+import os
+
+import pytest
+import routeval.compare as rc
+import routeval.frontier as rf
+from cli_cases import CASES, EXAMPLES, FIXTURES, find_cli, run_cli
+from conftest import assert_nested_close
+
+
+def _python_dict(case, monkeypatch):
+    _, (module, func, args, kwargs) = CASES[case]
+    monkeypatch.chdir(EXAMPLES)  # the CLI reports paths as given: same relative paths
+    report = getattr(importlib.import_module(f"routeval.{module}"), func)(*args, **kwargs)
+    return report, report.to_dict()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_to_dict_equals_stored_cli_json(case, monkeypatch):
+    want = json.loads((FIXTURES / f"{case}.json").read_text(encoding="utf-8"))
+    _, got = _python_dict(case, monkeypatch)
+    assert list(got) == list(want)
+    assert_nested_close(got, want, tol=0.0)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_to_dict_equals_live_cli_json(case, monkeypatch):
+    binary = find_cli()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no built routeval binary (set ROUTEVAL_BIN or run cargo build first)")
+        pytest.skip("SKIPPED: no built routeval binary")
+    want = json.loads(run_cli(binary, CASES[case][0]))
+    _, got = _python_dict(case, monkeypatch)
+    assert json.dumps(got) == json.dumps(want)
+
+
+def test_compare_report_is_typed(monkeypatch):
+    report, d = _python_dict("compare_default", monkeypatch)
+    assert report.measures == ["map", "recip_rank", "P_10", "recall_100", "ndcg_cut_10"]
+    assert [r.name for r in report.runs] == ["base", "better", "noisy"]
+    assert report.runs[0].vs_baseline is None
+    c = report.runs[1].vs_baseline["map"]
+    assert isinstance(c, rc.Comparison)
+    assert c.delta == d["runs"][1]["vs_baseline"]["map"]["delta"]
+    assert c.wins + c.ties + c.losses == report.queries == 12
+    assert c.ci[0] <= c.delta <= c.ci[1]
+    assert len(report.notes) == 3 and "1 query without judgments ignored" in report.notes[0]
+    assert report.ok == (report.significantly_worse() == [])
+
+
+def test_significantly_worse_is_the_cli_gate(monkeypatch, tmp_path):
+    # better.run as the baseline: base.run is significantly worse on map (the CLI exits 3).
+    monkeypatch.chdir(EXAMPLES)
+    report = rc.compare_runs("compare/qrels", "compare/better.run", ["compare/base.run"], ["map"])
+    assert report.significantly_worse() == [("base", "map")]
+    assert not report.ok
+    binary = find_cli()
+    if binary is not None:
+        import subprocess
+
+        out = subprocess.run(
+            [binary, "compare", "compare/qrels", "compare/better.run", "compare/base.run", "-m", "map", "--fail-if-worse"],
+            cwd=EXAMPLES, capture_output=True, timeout=300,
+        )
+        assert out.returncode == 3
+        assert b"base is significantly worse than better on map" in out.stderr
+
+
+def test_compare_scores_matches_compare_runs(monkeypatch):
+    # The per-query values of routeval.trec (trec_eval 10.0, -c) fed to compare_scores give the
+    # compare_runs report (means: compare_runs uses trec_eval's summary, the mean here).
+    import routeval.trec as rt
+
+    monkeypatch.chdir(EXAMPLES)
+    want = rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run"], ["map", "P.10"])
+    scores = {}
+    for name, path in (("base", "compare/base.run"), ("better", "compare/better.run")):
+        per_q = rt.evaluate_files("compare/qrels", path, ["map", "P.10"], complete=True, trec_eval_version="10.0")
+        qids = sorted(per_q)
+        scores[name] = {m: [per_q[q][m] for q in qids] for m in ("map", "P_10")}
+    got = rc.compare_scores(scores, paths={"base": "compare/base.run", "better": "compare/better.run"})
+    g, w = got.to_dict(), want.to_dict()
+    assert_nested_close(g, w, tol=1e-12)
+
+
+def test_compare_errors_are_value_errors(monkeypatch):
+    monkeypatch.chdir(EXAMPLES)
+    assert issubclass(rc.CompareError, ValueError)
+    with pytest.raises(rc.CompareError, match="unknown test|test"):
+        rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run"], test="z")
+    with pytest.raises(rc.CompareError, match="no per-query values"):
+        rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run"], ["gm_map"])
+    with pytest.raises(rc.CompareError, match="missing.run: cannot read"):
+        rc.compare_runs("compare/qrels", "compare/base.run", ["missing.run"])
+    with pytest.raises(rc.CompareError, match="alpha"):
+        rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run"], alpha=1.5)
+    with pytest.raises(rc.CompareError, match="NaN"):
+        rc.compare_scores({"a": {"m": [1.0, 2.0]}, "b": {"m": [1.0, float("nan")]}})
+    with pytest.raises(rc.CompareError):
+        rc.compare_scores({"a": {"m": [1.0, 2.0]}, "b": {"m": [1.0]}})
+
+
+def test_frontier_report_is_typed_and_in_memory_points_agree(monkeypatch):
+    report, d = _python_dict("frontier_hull", monkeypatch)
+    pts = [json.loads(line) for line in (EXAMPLES / "frontier" / "points.jsonl").read_text().splitlines() if line.strip()]
+    mem = rf.frontier(pts)
+    assert mem.to_dict() == d
+    s = report.systems[0]
+    assert isinstance(s, rf.SystemFrontier) and s.system == d["systems"][0]["system"]
+    assert s.aiq == d["systems"][0]["aiq"]
+    # The building blocks give the report's numbers.
+    by_sys = {}
+    for p in pts:
+        by_sys.setdefault(p["system"], []).append((p["cost"], p["quality"]))
+    hulls = [rf.ndch(v) for v in by_sys.values()]
+    assert [list(map(tuple, h)) for h in hulls] == [x.ndch for x in report.systems]
+    max_cost, aiqs = rf.aiq(hulls)
+    assert max_cost == report.max_cost and aiqs == [x.aiq for x in report.systems]
+    first = list(by_sys.values())[0]
+    assert [first[i] for i in rf.pareto(first)] == report.systems[0].pareto
+
+
+def test_strong_share_report_is_typed(monkeypatch):
+    report, d = _python_dict("frontier_strong_share", monkeypatch)
+    assert report.weak == 0.5 and report.strong == 0.8
+    assert set(report.systems[0].cpt) == {20, 50, 80}
+    assert report.systems[0].auc == d["systems"][0]["auc"]
+
+
+def test_frontier_errors_name_the_point():
+    assert issubclass(rf.FrontierError, ValueError)
+    with pytest.raises(rf.FrontierError, match=r"<points>:2: cost -1 is negative"):
+        rf.frontier([{"system": "a", "cost": 1, "quality": 0.5}, {"system": "a", "cost": -1, "quality": 0.5}])
+    with pytest.raises(rf.FrontierError, match=r"<points>:1: \"quality\" must be a finite number"):
+        rf.frontier([{"system": "a", "cost": 1, "quality": math.nan}])
+    with pytest.raises(rf.FrontierError, match="no points"):
+        rf.frontier([])
+    with pytest.raises(rf.FrontierError, match="method"):
+        rf.frontier([{"system": "a", "cost": 1, "quality": 0.5}], method="x")
+    assert rf.ndch([(1.0, 0.5), (2.0, 0.6)], method="routerbench") is None
+    with pytest.raises(rf.FrontierError, match="negative"):
+        rf.pareto([(-1.0, 0.5)])
