@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
     self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
-    TrecAccumulator, TrecEvalVersion, compute_query, score_key,
+    TrecAccumulator, TrecEvalVersion, compute_query, score_key_for,
 };
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -268,7 +268,7 @@ impl TrecEvaluator {
                     None => None,
                 };
                 g.docs.push(DictDoc {
-                    key: score_key(score),
+                    key: score_key_for(self.opts.version, score),
                     rel,
                     at: u32::try_from(g.objs.len()).map_err(|_| err("run too large"))?,
                 });

@@ -173,11 +173,10 @@ proptest! {
         let mut b = a.clone();
         rank_by_score(&mut a);
         b.sort_by(|x, y| trec_order(x.1, x.0.as_bytes(), y.1, y.0.as_bytes()));
-        // Compare the scores as trec_eval keeps them (single precision), with -0.0 and 0.0 as
-        // one value: such scores tie in trec_eval, and which of two tied equal-docno entries
-        // comes first is not observable.
-        let key = |v: &[(String, f64)]| -> Vec<(u32, String)> {
-            v.iter().map(|x| (((x.1 as f32) + 0.0).to_bits(), x.0.clone())).collect()
+        // Compare bits, but with -0.0 and 0.0 as one value (they tie in trec_eval, and which
+        // of two tied equal-docno entries comes first is not observable).
+        let key = |v: &[(String, f64)]| -> Vec<(u64, String)> {
+            v.iter().map(|x| ((x.1 + 0.0).to_bits(), x.0.clone())).collect()
         };
         prop_assert_eq!(key(&a), key(&b));
     }
@@ -256,4 +255,29 @@ fn complete_num_rel_summary_counts_raw_qrels_like_trec_eval() {
     assert_eq!(eval(false, 2).summary[0], 2.0);
     // -c -l 1: the same raw count.
     assert_eq!(eval(true, 1).summary[0], 5.0);
+}
+
+/// Scores that differ only beyond single precision: trec_eval 10.0 (`double sim`) ranks the
+/// higher one first, trec_eval 9.0.8 (`float sim`, pytrec_eval) sees a tie broken by docno
+/// descending. Values checked against the trec_eval 10.0 binary (recip_rank 1.0) and
+/// pytrec-eval-terrier 0.5.11 (0.5); streamed and materialized evaluation agree.
+#[test]
+fn ties_in_single_precision_follow_the_trec_eval_release() {
+    use routeval_retrieval_metrics::trec::{
+        EvalOptions, MeasureSet, Qrels, Run, TrecEvalVersion, evaluate_bytes, evaluate_run,
+    };
+    let qrels = Qrels::from_bytes(b"q1 0 d65 1\nq1 0 d76 0\n", "qrels").unwrap();
+    let run = b"q1 Q0 d65 1 0.4140936412550752 r\nq1 Q0 d76 2 0.41409363333403515 r\n";
+    for (version, want) in [(TrecEvalVersion::V10, 1.0), (TrecEvalVersion::V9_0_8, 0.5)] {
+        let opts = EvalOptions {
+            measures: MeasureSet::parse(&["recip_rank"]).unwrap(),
+            version,
+            ..EvalOptions::default()
+        };
+        let streamed = evaluate_bytes(&qrels, run, "run", &opts, "qrels").unwrap();
+        let parsed = Run::from_bytes(run, "run").unwrap();
+        let whole = evaluate_run(&qrels, &parsed, &opts, "qrels").unwrap();
+        assert_eq!(streamed.summary, vec![want], "{version:?}");
+        assert_eq!(whole.summary, vec![want], "{version:?}");
+    }
 }

@@ -10,7 +10,7 @@
 
 use super::measures as m;
 use super::parse::{Qrels, QueryQrels, Run, hash_id, is_skippable, line_chunks, parse_run_line};
-use super::rank::{JudgedRanking, score_key};
+use super::rank::{JudgedRanking, key_score, score_key, score_key_for};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
 use memchr::{memchr, memchr_iter};
 use rayon::prelude::*;
@@ -496,6 +496,12 @@ fn evaluate_docs<'a>(
     opts: &EvalOptions,
     scratch: &mut Scratch<'a>,
 ) -> Result<QueryResult, QueryError> {
+    if opts.version == TrecEvalVersion::V9_0_8 {
+        // 9.0.8 ranks the scores it stored as floats (`rank::stored_score`).
+        for d in docs.iter_mut() {
+            d.key = score_key_for(opts.version, key_score(d.key));
+        }
+    }
     rank_docs(docs);
     docs.truncate(opts.max_docs_per_topic);
     let table = &mut scratch.table;

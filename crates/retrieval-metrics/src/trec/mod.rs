@@ -39,5 +39,7 @@ pub use eval::{
     evaluate_bytes, evaluate_bytes_with_progress, evaluate_run,
 };
 pub use parse::{Qrels, QueryQrels, Run, RunDoc, RunReader, RunRecord};
-pub use rank::{JudgedRanking, ScoredDoc, rank_by_score, score_key, trec_order};
+pub use rank::{
+    JudgedRanking, ScoredDoc, rank_by_score, score_key, score_key_for, stored_score, trec_order,
+};
 pub use spec::{MeasureId, MeasureSet};

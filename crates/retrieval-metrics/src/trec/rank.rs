@@ -16,14 +16,13 @@ pub const REL_UNJUDGED: i32 = -2;
 /// `form_res_rels.c`): higher score first; equal scores are ordered by docno **descending** in
 /// byte order (`strcmp(b, a)`), so for a tie `d9` ranks above `d10` and `b` above `a`.
 ///
-/// Scores are compared as trec_eval stores them, in single precision (`float sim` in
-/// `trec_format.h`'s `TEXT_RESULTS`; pytrec_eval stores them the same way): two scores that
-/// round to the same `f32` tie, even when they differ as `f64`. `-0.0` and `0.0` are equal
-/// scores. Scores must not be NaN (the readers refuse NaN); a NaN is treated as equal to
-/// everything, as C's comparisons would.
+/// Scores are compared in double precision, as trec_eval 10.0 stores them (`double sim` in
+/// `trec_format.h`'s `TEXT_RESULTS`); trec_eval 9.0.8 (pytrec_eval) keeps a `float`: apply
+/// [`stored_score`] first to rank as it does. `-0.0` and `0.0` are equal scores. Scores must
+/// not be NaN (the readers refuse NaN); a NaN is treated as equal to everything, as C's
+/// comparisons would.
 #[inline]
 pub fn trec_order(a_score: f64, a_docno: &[u8], b_score: f64, b_docno: &[u8]) -> Ordering {
-    let (a_score, b_score) = (a_score as f32, b_score as f32);
     if a_score > b_score {
         Ordering::Less
     } else if a_score < b_score {
@@ -92,21 +91,48 @@ pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
     }
 }
 
-/// An integer key ordered like the score as trec_eval keeps it, rounded to `f32` (see
-/// [`trec_order`]; `-0.0` and `0.0` map to the same key): sorting
-/// by this key descending, then docno descending, is [`trec_order`]. Front ends that rank
-/// documents themselves (the Python binding ranks dict entries) use it to agree with
-/// [`rank_by_score`] bit for bit. The score must not be NaN.
+/// An integer key ordered like the score (`-0.0` and `0.0` map to the same key): sorting by
+/// this key descending, then docno descending, is [`trec_order`]. Front ends that rank
+/// documents themselves (the Python binding ranks dict entries) use it, through
+/// [`score_key_for`], to agree with the evaluator bit for bit. The score must not be NaN.
 #[inline]
 pub fn score_key(s: f64) -> u64 {
-    // `as f32` rounds to nearest (ties to even), as C's double-to-float conversion does, and
-    // overflows to ±inf; `+ 0.0` turns -0.0 into 0.0.
-    let bits = u64::from(((s as f32) + 0.0).to_bits());
-    if bits >> 31 == 1 {
-        u64::from(!(bits as u32))
+    let bits = (s + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
     } else {
-        bits | (1 << 31)
+        bits | (1 << 63)
     }
+}
+
+/// The score a [`score_key`] stands for (`0.0` for both zeros).
+#[inline]
+pub(crate) fn key_score(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 {
+        key & !(1 << 63)
+    } else {
+        !key
+    })
+}
+
+/// A score as trec_eval release `version` stores it before ranking: trec_eval 10.0 keeps the
+/// double (`double sim`); 9.0.8, which pytrec_eval and pytrec-eval-terrier build, keeps a
+/// `float sim`, so two scores that round to the same `f32` tie there and are ordered by docno
+/// (found on a 30k-query random run against pytrec_eval: `0.4140936412550752` and
+/// `0.41409363333403515` tie in 9.0.8 and not in 10.0). The conversion rounds to nearest,
+/// ties to even, and overflows to ±inf, as C's double-to-float conversion does.
+#[inline]
+pub fn stored_score(version: super::eval::TrecEvalVersion, s: f64) -> f64 {
+    match version {
+        super::eval::TrecEvalVersion::V10 => s,
+        super::eval::TrecEvalVersion::V9_0_8 => f64::from(s as f32),
+    }
+}
+
+/// [`score_key`] of the score as trec_eval release `version` stores it ([`stored_score`]).
+#[inline]
+pub fn score_key_for(version: super::eval::TrecEvalVersion, s: f64) -> u64 {
+    score_key(stored_score(version, s))
 }
 
 /// A query's ranked relevance list joined with its judgments: trec_eval's `RES_RELS`.
@@ -252,17 +278,41 @@ mod tests {
     }
 
     #[test]
-    fn scores_compare_in_single_precision_as_trec_eval_stores_them() {
+    fn scores_are_stored_as_each_trec_eval_release_stores_them() {
+        use crate::trec::TrecEvalVersion;
         // 0.4140936412550752 and 0.41409363333403515 differ as f64 but are the same f32:
-        // trec_eval (and pytrec_eval) see a tie and break it by docno descending.
+        // trec_eval 10.0 (double sim) ranks the higher first; 9.0.8 (float sim, pytrec_eval)
+        // sees a tie and breaks it by docno descending. Checked against both binaries.
         let (hi, lo) = (0.4140936412550752_f64, 0.41409363333403515_f64);
         assert!(hi > lo && hi as f32 == lo as f32);
         let mut docs = vec![("d65", hi), ("d76", lo), ("d1", 0.5), ("d2", 0.3)];
         rank_by_score(&mut docs);
         let order: Vec<&str> = docs.iter().map(|d| d.0).collect();
+        assert_eq!(order, ["d1", "d65", "d76", "d2"]);
+        let mut v9: Vec<(&str, f64)> = docs
+            .iter()
+            .map(|&(n, s)| (n, stored_score(TrecEvalVersion::V9_0_8, s)))
+            .collect();
+        rank_by_score(&mut v9);
+        let order: Vec<&str> = v9.iter().map(|d| d.0).collect();
         assert_eq!(order, ["d1", "d76", "d65", "d2"]);
-        assert_eq!(score_key(hi), score_key(lo));
-        assert_eq!(trec_order(hi, b"d65", lo, b"d76"), Ordering::Greater);
+        assert_ne!(score_key(hi), score_key(lo));
+        assert_eq!(
+            score_key_for(TrecEvalVersion::V9_0_8, hi),
+            score_key_for(TrecEvalVersion::V9_0_8, lo)
+        );
+        for s in [
+            hi,
+            lo,
+            -2.5,
+            0.0,
+            -0.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(key_score(score_key(s)), s + 0.0, "{s}");
+        }
         // Keys order like the scores: negative, zero (either sign), positive, infinities.
         let xs = [
             f64::NEG_INFINITY,
