@@ -561,13 +561,16 @@ fn trec_evaluate_files<'py>(
     let slots = query_slots(&ev.measures);
     let names: Vec<Bound<'py, PyString>> =
         slots.iter().map(|(n, _)| PyString::new(py, n)).collect();
+    // Text measures (`runid`, `relstring`) read 0.0, as pytrec_eval gives them; one list for
+    // every query.
+    let text_names = text_measures(&ev.measures);
     for q in &ev.queries {
         let d = PyDict::new(py);
         for (name, (_, slot)) in names.iter().zip(&slots) {
             d.set_item(name, q.values[*slot])?;
         }
-        for name in text_measures(&ev.measures) {
-            d.set_item(name, 0.0)?;
+        for name in &text_names {
+            d.set_item(*name, 0.0)?;
         }
         out.set_item(String::from_utf8_lossy(&q.qid), d)?;
     }
