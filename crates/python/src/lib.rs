@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 
 mod compare;
 mod crb;
+mod dictscan;
 mod frontier;
 mod gqr;
 mod rag;
