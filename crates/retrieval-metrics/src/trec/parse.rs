@@ -685,6 +685,78 @@ pub(crate) fn parse_run_line(line: &[u8]) -> Result<RunFields<'_>, String> {
     Ok((f[0], f[2], score, f[5]))
 }
 
+/// One line of a run scanned in place by [`scan_run_line`].
+pub(crate) enum ScannedLine<'a> {
+    /// A blank or comment line.
+    Skip,
+    /// A result line's `(qid, docno, score, tag)`.
+    Record(RunFields<'a>),
+    /// A malformed result line ([`parse_run_line`]'s message).
+    Bad(String),
+}
+
+/// Scan the line starting at `start` in `buf` (a line ends at `\n` or at the end of `buf`)
+/// in one pass: fields and the line end together, so no separate search for the newline.
+/// The same lines are skipped, accepted and refused as with [`is_skippable`] +
+/// [`parse_run_line`] over the line (tested against them). Returns the line and the start of
+/// the next line.
+#[inline]
+pub(crate) fn scan_run_line(buf: &[u8], start: usize) -> (ScannedLine<'_>, usize) {
+    let len = buf.len();
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    let mut n = 0usize;
+    let mut i = start;
+    while n < 6 {
+        while i < len && buf[i] != b'\n' && is_space(buf[i]) {
+            i += 1;
+        }
+        if i >= len || buf[i] == b'\n' {
+            break;
+        }
+        if n == 0 && buf[i] == b'#' {
+            let next = memchr::memchr(b'\n', &buf[i..]).map_or(len, |k| i + k + 1);
+            return (ScannedLine::Skip, next);
+        }
+        let s = i;
+        i = field_end(buf, i);
+        f[n] = &buf[s..i];
+        n += 1;
+    }
+    let next = if i < len && buf[i] == b'\n' {
+        i + 1
+    } else {
+        memchr::memchr(b'\n', &buf[i.min(len)..]).map_or(len, |k| i + k + 1)
+    };
+    if n == 0 {
+        return (ScannedLine::Skip, next);
+    }
+    if n < 6 {
+        let line_end = if next > start && buf.get(next - 1) == Some(&b'\n') {
+            next - 1
+        } else {
+            next
+        };
+        return match parse_run_line(&buf[start..line_end]) {
+            Err(e) => (ScannedLine::Bad(e), next),
+            Ok(r) => (ScannedLine::Record(r), next),
+        };
+    }
+    match parse_score(f[4]) {
+        Some(score) => (ScannedLine::Record((f[0], f[2], score, f[5])), next),
+        None => {
+            let line_end = if buf.get(next.wrapping_sub(1)) == Some(&b'\n') {
+                next - 1
+            } else {
+                next
+            };
+            match parse_run_line(&buf[start..line_end]) {
+                Err(e) => (ScannedLine::Bad(e), next),
+                Ok(r) => (ScannedLine::Record(r), next),
+            }
+        }
+    }
+}
+
 /// A streaming run reader: yields one [`RunRecord`] per result line, skipping blank and
 /// comment lines, with file:line errors. Memory is one line.
 pub struct RunReader<R> {
@@ -966,6 +1038,36 @@ mod tests {
                 at += group.len();
             }
             assert_eq!(at, want.len());
+        }
+    }
+
+    proptest::proptest! {
+        /// The in-place line scanner splits, skips, accepts and refuses exactly as
+        /// `memchr` + `is_skippable` + `parse_run_line` over each line do.
+        #[test]
+        fn scan_run_line_matches_line_parsing(
+            text in "(( ?q[0-9]\tQ0 d[0-9]{1,2} [0-9] -?[0-9]{1,3}(\\.[0-9]{0,20})?(e-?[0-9])? t[a-z]?( x)?\r?\n)|(([ \t\r\x0b\x0c]{0,2}(#|[a-z0-9.#-]{1,4})){0,8}[ \t\r]{0,2}\n?)){0,8}"
+        ) {
+            let buf = text.as_bytes();
+            let mut pos = 0;
+            while pos < buf.len() {
+                let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |k| pos + k);
+                let line = &buf[pos..nl];
+                let want = if is_skippable(line) {
+                    None
+                } else {
+                    Some(parse_run_line(line).map(|(q, d, s, t)| (q, d, s.to_bits(), t)))
+                };
+                let (got, next) = scan_run_line(buf, pos);
+                let got = match got {
+                    ScannedLine::Skip => None,
+                    ScannedLine::Record((q, d, s, t)) => Some(Ok((q, d, s.to_bits(), t))),
+                    ScannedLine::Bad(e) => Some(Err(e)),
+                };
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(next, (nl + 1).min(buf.len()));
+                pos = nl + 1;
+            }
         }
     }
 
