@@ -320,9 +320,7 @@ impl QueryQrels {
     }
 
     fn build(qid: &[u8], mut recs: Vec<Judgment<'_>>) -> QueryQrels {
-        if !recs.windows(2).all(|w| w[0].0 <= w[1].0) {
-            sort_docnos(&mut recs);
-        }
+        sort_docnos(&mut recs);
         let mut q = QueryQrels {
             qid: qid.into(),
             arena: Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum()),
@@ -359,7 +357,9 @@ type Judgment<'b> = (&'b [u8], i32, u64);
 /// prefix (`doc123_7`, `doc123_42`), so the bytes after the common prefix are compared as one
 /// big-endian word first (zero-padded, which keeps byte order), whole docnos only on a tie.
 fn sort_docnos(recs: &mut [Judgment<'_>]) {
-    let first = recs.first().map_or(&[][..], |r| r.0);
+    let Some(first) = recs.first().map(|r| r.0) else {
+        return;
+    };
     let common = recs.iter().fold(first.len(), |n, r| {
         n.min(r.0.iter().zip(first).take_while(|(a, b)| a == b).count())
     });
@@ -370,15 +370,32 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
         b[..k].copy_from_slice(&rest[..k]);
         u64::from_be_bytes(b)
     };
-    let mut keyed: Vec<(u64, Judgment<'_>)> = recs.iter().map(|r| (word(r.0), *r)).collect();
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| a.1.0.cmp(b.1.0))
-            .then(a.1.2.cmp(&b.1.2))
-    });
-    for (slot, (_, r)) in recs.iter_mut().zip(keyed) {
-        *slot = r;
+    // (word << 64 | file position): one integer sort; equal words (a longer shared prefix,
+    // or the same docno) are then ordered by the whole docno, file order kept.
+    let mut keyed: Vec<u128> = recs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((word(r.0) as u128) << 64) | i as u128)
+        .collect();
+    // Already in order when the words increase strictly and hold every docno whole.
+    let longest = recs.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    if longest <= common + 8 && keyed.windows(2).all(|w| w[0] >> 64 < w[1] >> 64) {
+        return;
     }
+    keyed.sort_unstable();
+    let mut i = 0;
+    while i < keyed.len() {
+        let mut j = i + 1;
+        while j < keyed.len() && keyed[j] >> 64 == keyed[i] >> 64 {
+            j += 1;
+        }
+        if j - i > 1 {
+            keyed[i..j].sort_by(|a, b| recs[*a as u64 as usize].0.cmp(recs[*b as u64 as usize].0));
+        }
+        i = j;
+    }
+    let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
+    recs.copy_from_slice(&sorted);
 }
 
 struct QrelRec<'b> {
@@ -410,7 +427,9 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
 /// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
 /// lines in the chunk, and the first error (with a chunk-relative line).
 fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64, Option<Error>) {
-    let mut recs = Vec::with_capacity(buf.len() / 24);
+    // At most one record per 8 bytes (`q 0 d 1\n`): no reallocation; untouched capacity
+    // costs address space only.
+    let mut recs = Vec::with_capacity(buf.len() / 8 + 1);
     let mut line_no = 0u64;
     let mut start = 0usize;
     let mut fields: [&'b [u8]; 4] = [&[]; 4];
