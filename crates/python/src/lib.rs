@@ -18,6 +18,7 @@ mod crb;
 mod dictscan;
 mod frontier;
 mod gqr;
+mod mapped;
 mod rag;
 mod trec;
 mod where_;
