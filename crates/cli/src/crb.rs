@@ -161,18 +161,11 @@ pub(crate) fn run(args: CrbArgs) -> CmdResult {
     }
 }
 
-/// Print warnings (at most 20, then a count).
+/// Print warnings (at most 20, then a count; `routeval_sweep::crb::warning_lines`).
 fn warn_all(warnings: &[String]) {
     let mut err = std::io::stderr().lock();
-    for w in warnings.iter().take(20) {
-        let _ = writeln!(err, "warning: {w}");
-    }
-    if warnings.len() > 20 {
-        let _ = writeln!(
-            err,
-            "warning: ... and {} more warnings",
-            warnings.len() - 20
-        );
+    for line in routeval_sweep::crb::warning_lines(warnings) {
+        let _ = writeln!(err, "{line}");
     }
 }
 
@@ -871,36 +864,13 @@ fn unmatched_predictions_warning(ids: &[String], rows: &[BankRow], path: &str) -
 }
 
 fn seed_value(seed: i128) -> Value {
-    i64::try_from(seed).map(Value::from).unwrap_or_else(|_| {
-        serde_json::Number::from_u128(seed as u128).map_or(Value::Null, Value::Number)
-    })
+    routeval_sweep::crb::seed_value(seed)
 }
 
 /// Warn about rows sharing `(instance_id, step_index)` (the reference costs the earlier one at
 /// the later one's position).
 fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
-    let mut seen: std::collections::HashMap<(String, String), u64> = Default::default();
-    let mut out = Vec::new();
-    for r in rows {
-        let iid = r
-            .value
-            .get("instance_id")
-            .or_else(|| r.value.get("id"))
-            .map(|v| v.to_string())
-            .unwrap_or_default();
-        let step = r
-            .value
-            .get("step_index")
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "1".into());
-        if let Some(first) = seen.insert((iid.clone(), step.clone()), r.line) {
-            out.push(format!(
-                "{source}:{}: step_index {step} repeats line {first} in trajectory {iid}; the reference costs the earlier row at the later row's position (reproduced)",
-                r.line
-            ));
-        }
-    }
-    out
+    routeval_sweep::crb::duplicate_step_warnings(rows, source)
 }
 
 /// 1-based line of `part` (a sub-slice of `text`) in `text`.
