@@ -18,6 +18,7 @@ mod crb;
 mod frontier;
 mod gqr;
 mod rag;
+mod sweep;
 mod trec;
 mod where_;
 
@@ -75,6 +76,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     frontier::register(m)?;
     gqr::register(m)?;
     crb::register(m)?;
+    sweep::register(m)?;
 
     Ok(())
 }
