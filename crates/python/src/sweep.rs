@@ -357,6 +357,7 @@ fn gqr_data(
 #[pyfunction]
 #[pyo3(signature = (scores, scores_name, *, build_dir=None, mirror=None, unseen=false,
     thresholds_spec=None, calibrate_on=None))]
+#[allow(clippy::too_many_arguments)]
 fn gqr_sweep(
     py: Python<'_>,
     scores: Vec<u8>,
@@ -399,16 +400,15 @@ type Columns = (
     Vec<String>,
 );
 
+/// Split columns in the order asked, and the missing sources `(name, reason)`.
+type MirrorSplits = (Vec<Columns>, Vec<(String, String)>);
+
 /// The splits `names` built in memory from the local mirror `dir` (as `routeval gqr export
 /// --from DIR`: the same build, the same rows), each as columns `(ids, texts, labels,
 /// domains, datasets)`, and the missing sources `(name, reason)`. A split the mirror cannot
 /// build is a `GqrError` naming the missing sources it needs.
 #[pyfunction]
-fn gqr_read_mirror(
-    py: Python<'_>,
-    dir: PathBuf,
-    names: Vec<String>,
-) -> PyResult<(Vec<Columns>, Vec<(String, String)>)> {
+fn gqr_read_mirror(py: Python<'_>, dir: PathBuf, names: Vec<String>) -> PyResult<MirrorSplits> {
     let data = py.detach(|| gqr_data(None, Some(dir), &[]))?;
     let mut out = Vec::with_capacity(names.len());
     for name in &names {

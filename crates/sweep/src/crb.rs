@@ -819,3 +819,90 @@ pub fn sweep<R: BufRead>(
         tokenizers,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_are_checked_per_line() {
+        let ok = "{\"id\": 1, \"tier_probs\": [0.5, 0.5, 0, 0]}\n\n{\"id\": \"b\", \"tier_probs\": [1, 1, 0, 0]}\n";
+        let s = read_tier_scores(ok.as_bytes(), "s").unwrap();
+        assert_eq!(s.order.len(), 2);
+        assert_eq!((s.off_sum, s.first_off_sum), (1, Some(3)));
+        for (text, want) in [
+            ("{\"tier_probs\": [1, 0, 0, 0]}", "s:1: line has no \"id\""),
+            ("{\"id\": 1}", "s:1: row \"1\" has no \"tier_probs\""),
+            (
+                "{\"id\": 1, \"tier_probs\": [1, 0, 0]}",
+                "s:1: tier_probs must have 4 probabilities, got 3",
+            ),
+            (
+                "{\"id\": 1, \"tier_probs\": [1, 0, 0, 0]}\n{\"id\": \"1\", \"tier_probs\": [1, 0, 0, 0]}",
+                "s:2: duplicate id \"1\"",
+            ),
+        ] {
+            assert_eq!(
+                read_tier_scores(text.as_bytes(), "s")
+                    .unwrap_err()
+                    .to_string(),
+                want
+            );
+        }
+    }
+
+    #[test]
+    fn options_are_validated_before_rows() {
+        let bad = |o: CrbSweepOptions| o.validate().unwrap_err().to_string();
+        assert!(
+            bad(CrbSweepOptions {
+                calibrate_fraction: Some(1.0),
+                ..Default::default()
+            })
+            .contains("strictly between 0 and 1")
+        );
+        assert!(
+            bad(CrbSweepOptions {
+                max_cost_usd: Some(f64::NAN),
+                ..Default::default()
+            })
+            .contains("--max-cost-usd: NaN is not a finite number")
+        );
+        assert!(
+            bad(CrbSweepOptions {
+                target_pass_rate: Some(1.0),
+                max_cost_usd: Some(1.0),
+                ..Default::default()
+            })
+            .contains("one way to choose")
+        );
+        assert!(
+            bad(CrbSweepOptions {
+                calibrate_on: Some("{".into()),
+                ..Default::default()
+            })
+            .starts_with("--calibrate-on: ")
+        );
+        let q = CrbSweepOptions {
+            calibrate_on: Some(r#"{"benchmark": "swebench"}"#.into()),
+            ..Default::default()
+        };
+        assert!(q.validate().unwrap().is_some());
+        assert_eq!("case".parse::<PassRate>().unwrap(), PassRate::Case);
+        assert!("steps".parse::<PassRate>().is_err());
+    }
+
+    #[test]
+    fn warnings_are_capped_at_twenty() {
+        let w: Vec<String> = (0..25).map(|i| format!("w{i}")).collect();
+        let lines = warning_lines(&w);
+        assert_eq!(lines.len(), 21);
+        assert_eq!(lines[0], "warning: w0");
+        assert_eq!(lines[20], "warning: ... and 5 more warnings");
+        assert_eq!(seed_value(7), json!(7));
+        assert_eq!(
+            seed_value(i128::from(u64::MAX)).to_string(),
+            u64::MAX.to_string()
+        );
+    }
+}

@@ -707,3 +707,154 @@ pub fn sweep<R: BufRead>(
         chosen,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use routeval_core::Domain;
+
+    fn row(split: &str, dataset: &str, i: usize, label: u8) -> ExportRow {
+        let domain = [
+            Domain::Law,
+            Domain::Finance,
+            Domain::Healthcare,
+            Domain::Ood,
+        ][label as usize];
+        ExportRow {
+            id: format!("{split}/{dataset}/{i}"),
+            text: format!("t{i}"),
+            label,
+            domain,
+            dataset: dataset.into(),
+        }
+    }
+
+    /// Four ID texts (two right with high confidence, one right with low, one wrong) and two
+    /// OOD texts of one set (one confident in-domain, one unsure); a background split.
+    fn data() -> (GqrData, String) {
+        let mut d = GqrData {
+            origin: "build test".into(),
+            ..Default::default()
+        };
+        d.splits.insert(
+            "id_test".into(),
+            vec![
+                row("id_test", "law", 0, 0),
+                row("id_test", "finance", 1, 1),
+                row("id_test", "healthcare", 2, 2),
+                row("id_test", "law", 3, 0),
+            ],
+        );
+        d.splits.insert(
+            "ood_test".into(),
+            vec![
+                row("ood_test", "jigsaw", 0, 3),
+                row("ood_test", "jigsaw", 1, 3),
+            ],
+        );
+        d.splits.insert(
+            "eval_v2".into(),
+            vec![
+                row("eval_v2", "law", 0, 0),
+                row("eval_v2", "wikitext", 1, 3),
+            ],
+        );
+        let probs = [
+            ("id_test/law/0", [0.9, 0.05, 0.05]),
+            ("id_test/finance/1", [0.1, 0.8, 0.1]),
+            ("id_test/healthcare/2", [0.3, 0.3, 0.4]),
+            ("id_test/law/3", [0.2, 0.7, 0.1]),
+            ("ood_test/jigsaw/0", [0.6, 0.2, 0.2]),
+            ("ood_test/jigsaw/1", [0.34, 0.33, 0.33]),
+            ("eval_v2/law/0", [0.7, 0.2, 0.1]),
+            ("eval_v2/wikitext/1", [0.5, 0.25, 0.25]),
+        ];
+        let text = probs
+            .iter()
+            .map(|(id, p)| json!({"id": id, "probs": p}).to_string() + "\n")
+            .collect();
+        (d, text)
+    }
+
+    fn run(opts: &GqrSweepOptions, text: &str) -> Result<GqrSweepReport, SweepError> {
+        let (d, _) = data();
+        sweep(&d, text.as_bytes(), "p.jsonl", opts, &mut |_| {})
+    }
+
+    #[test]
+    fn thresholds_move_texts_to_out_of_domain() {
+        let (_, text) = data();
+        let opts = GqrSweepOptions {
+            thresholds: Some(vec![0.0, 0.5, 0.95]),
+            ..Default::default()
+        };
+        let r = run(&opts, &text).unwrap();
+        assert_eq!(r.grid, vec![0.0, 0.5, 0.95]);
+        // τ = 0: argmax everywhere: 3 of 4 ID right, no OOD text rejected.
+        assert_eq!(r.curve[0], (0.0, 0.75));
+        // τ = 0.5: the unsure texts (0.4, 0.34) become 3.
+        assert_eq!(r.curve[1], (0.5, 0.5));
+        // τ = 0.95: everything is rejected.
+        assert_eq!(r.curve[2], (1.0, 0.0));
+        assert!(r.partial() && r.missing_sets.contains(&"olid".to_string()));
+        let j = r.to_json();
+        assert_eq!(j["points"][1]["threshold"], json!(0.5));
+        assert_eq!(j["curve"]["points"][2], json!([1.0, 0.0]));
+        assert!(
+            r.render_text()
+                .contains("3 thresholds, 6 scored texts (PARTIAL")
+        );
+    }
+
+    #[test]
+    fn calibration_on_background_picks_the_best_gqr_score() {
+        let (_, text) = data();
+        let opts = GqrSweepOptions {
+            thresholds: Some(vec![0.0, 0.6, 0.8]),
+            calibrate_on: Some(CalibrateOn::Background),
+            ..Default::default()
+        };
+        let r = run(&opts, &text).unwrap();
+        // Background: the law text (0.7) and the wikitext text (0.5): τ = 0.6 gets both right.
+        assert_eq!(r.chosen_threshold(), Some(0.6));
+        let c = r.chosen.as_ref().unwrap();
+        assert_eq!(c.calibration_texts, 2);
+        assert_eq!(c.calibration["gqr_score"], json!(1.0));
+        assert_eq!(
+            r.to_json()["chosen"]["test"],
+            Value::Object(r.points[1].clone())
+        );
+        // The v1 eval split is refused, dev without label-3 rows too.
+        let eval = GqrSweepOptions {
+            calibrate_on: Some(CalibrateOn::Eval),
+            ..Default::default()
+        };
+        assert!(
+            run(&eval, &text)
+                .unwrap_err()
+                .to_string()
+                .contains("no out-of-domain rows")
+        );
+    }
+
+    #[test]
+    fn bad_scores_name_file_and_line() {
+        let (_, text) = data();
+        let opts = GqrSweepOptions::default();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[1] = r#"{"id": "id_test/finance/1", "probs": [0.5, 0.5]}"#;
+        let e = run(&opts, &lines.join("\n")).unwrap_err().to_string();
+        assert_eq!(e, "p.jsonl:2: probs must have 3 probabilities, got 2");
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.push(r#"{"id": "id_test/law/99", "probs": [1, 0, 0]}"#);
+        let e = run(&opts, &lines.join("\n")).unwrap_err().to_string();
+        assert!(e.starts_with("p.jsonl:9: id \"id_test/law/99\" is not in the scored sets"));
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        let e = run(&opts, &lines.join("\n")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "p.jsonl: no \"probs\" for 1 of 6 scored texts (first: id_test/law/0)"
+        );
+        assert!("sideways".parse::<CalibrateOn>().is_err());
+    }
+}
