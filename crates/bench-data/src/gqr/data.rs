@@ -1,6 +1,6 @@
 //! The GQR-Bench splits a command or binding reads: a verified build on disk
 //! ([`store::read_split`], checked against `manifest.json`) or a build made in memory from a
-//! local mirror of the sources ([`build::build_all`] over [`MirrorDir`], as `routeval data
+//! local mirror of the sources ([`build_all`] over [`MirrorDir`], as `routeval data
 //! fetch gqr --from DIR` builds it, nothing written).
 //!
 //! Shared by `routeval gqr export|score|sweep` (`--build-dir DIR` / `--from DIR`) and the
