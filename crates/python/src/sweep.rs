@@ -9,10 +9,8 @@
 
 use crate::{CrbError, GqrError};
 use pyo3::prelude::*;
-use routeval_bench_data::crb::{
-    BankReader, BankRow, Manifest, SampleError, check_sample_size, filter_rows, published_manifest,
-    read_bank, select_sample,
-};
+use routeval_bench_data::crb::selection::{SelectOptions, select_bank_rows};
+use routeval_bench_data::crb::{BankRow, SampleError};
 use routeval_bench_data::gqr::data::GqrData;
 use routeval_core::Tier;
 use routeval_frontier::threshold::parse_thresholds;
@@ -70,22 +68,19 @@ fn resolve_bank(
     }
 }
 
-fn open(path: &Path, name: &str) -> PyResult<std::io::BufReader<std::fs::File>> {
+fn open(path: &Path, name: &str) -> Result<std::io::BufReader<std::fs::File>, String> {
     std::fs::File::open(path)
         .map(|f| std::io::BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| crb_err(format!("{name}: cannot read: {e}")))
+        .map_err(|e| format!("{name}: cannot read: {e}"))
 }
 
-/// Bank rows selected as `crb eval` / `crb sweep` select them (the bank exists, then `n`,
-/// then the manifest's quotas, then the sample; then `benchmark`, then `where`), with the
-/// CLI's messages; `notes` gets the `--where` count line.
-#[allow(clippy::too_many_arguments)]
+/// Bank rows selected as `crb eval` / `crb sweep` select them
+/// (`routeval_bench_data::crb::selection`, the CLI's code and messages); `notes` gets the
+/// `--where` count line.
 fn select_rows(
     bank: &Path,
     manifest: Option<&Path>,
-    n: Option<i64>,
-    seed: i128,
-    benchmarks: &[String],
+    opts: SelectOptions<'_>,
     where_query: Option<&(Query, OnMissingKey)>,
     notes: &mut Vec<String>,
 ) -> PyResult<(Vec<BankRow>, &'static str)> {
@@ -93,77 +88,29 @@ fn select_rows(
     if std::fs::metadata(bank).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Err(crb_err(SampleError::BankNotFound(bank_name)));
     }
-    let (rows, mode) = match n {
-        None => (
-            read_bank(open(bank, &bank_name)?, &bank_name).map_err(crb_err)?,
-            "full_bank",
-        ),
-        Some(n) => {
-            check_sample_size(n).map_err(|e| crb_err(format!("--n {n}: {e}")))?;
-            let manifest_name =
-                manifest.map_or("published manifest".into(), |p| p.display().to_string());
-            let m = match manifest {
-                Some(p) => {
-                    let bytes = std::fs::read(p)
-                        .map_err(|e| crb_err(format!("{manifest_name}: cannot read: {e}")))?;
-                    Manifest::from_slice(&bytes, &manifest_name).map_err(crb_err)?
-                }
-                None => published_manifest(),
-            };
-            let (_q, rows) = select_sample(
-                BankReader::new(open(bank, &bank_name)?, &bank_name),
-                &m,
-                n,
-                seed,
-            )
-            .map_err(crb_err)?
-            .map_err(|e| match e {
-                SampleError::NotEnoughRows { .. } => crb_err(format!("{bank_name}: {e}")),
-                e => crb_err(format!("{manifest_name}: {e}")),
-            })?;
-            (rows, "proportional_sample")
-        }
-    };
-    let rows = if benchmarks.is_empty() {
-        rows
-    } else {
-        let kept = filter_rows(rows, |v| {
-            v.get("benchmark")
-                .and_then(Value::as_str)
-                .is_some_and(|b| benchmarks.iter().any(|x| x == b))
-        });
-        if kept.is_empty() {
-            return Err(crb_err(format!(
-                "{bank_name}: no rows of benchmark(s) {}",
-                benchmarks.join(", ")
-            )));
-        }
-        kept
-    };
-    let Some((q, omk)) = where_query else {
-        return Ok((rows, mode));
-    };
-    let total = rows.len();
-    let mut kept = Vec::new();
-    for r in rows {
-        match q.matches(&r.value, *omk) {
-            Ok(true) => kept.push(r),
-            Ok(false) => {}
-            Err(e) => {
-                return Err(crb_err(format!("{bank_name}:{}: --where: {e}", r.line)));
-            }
-        }
-    }
-    notes.push(format!(
-        "crb eval: --where selected {} of {total} rows",
-        kept.len()
-    ));
-    if kept.is_empty() {
-        return Err(crb_err(format!(
-            "{bank_name}: --where selected no rows (nothing to evaluate)"
-        )));
-    }
-    Ok((kept, mode))
+    let mut keep = where_query.map(|(q, omk)| {
+        move |v: &Value| -> Result<bool, String> { q.matches(v, *omk).map_err(|e| e.to_string()) }
+    });
+    let s = select_bank_rows(
+        &bank_name,
+        &mut || open(bank, &bank_name),
+        &mut || {
+            manifest
+                .map(|p| {
+                    let name = p.display().to_string();
+                    std::fs::read(p)
+                        .map(|b| (b, name.clone()))
+                        .map_err(|e| format!("{name}: cannot read: {e}"))
+                })
+                .transpose()
+        },
+        opts,
+        keep.as_mut()
+            .map(|k| k as &mut dyn FnMut(&Value) -> Result<bool, String>),
+        &mut |line| notes.push(line),
+    )
+    .map_err(crb_err)?;
+    Ok((s.rows, s.sample_mode))
 }
 
 /// The tokenizers of the `needed` tiers from `dir` (default: routeval's tokenizer cache), as
@@ -286,9 +233,11 @@ fn crb_sweep(
         let (rows, sample_mode) = select_rows(
             &bank,
             manifest.as_deref(),
-            n,
-            seed,
-            &benchmarks,
+            SelectOptions {
+                n,
+                seed,
+                benchmarks: &benchmarks,
+            },
             where_query.as_ref(),
             &mut notes,
         )?;
