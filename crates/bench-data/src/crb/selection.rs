@@ -125,3 +125,90 @@ pub fn select_bank_rows<R: BufRead>(
         quotas,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BANK: &str = "{\"id\": \"a\", \"benchmark\": \"x\", \"gold_tier\": 0}\n{\"id\": \"b\", \"benchmark\": \"y\", \"gold_tier\": 1}\n{\"id\": \"c\", \"benchmark\": \"x\", \"gold_tier\": 2}\n";
+
+    fn select(
+        opts: SelectOptions<'_>,
+        keep: Option<RowPredicate<'_>>,
+        notes: &mut Vec<String>,
+    ) -> Result<Selection, String> {
+        select_bank_rows(
+            "bank.jsonl",
+            &mut || Ok(BANK.as_bytes()),
+            &mut || Ok(None),
+            opts,
+            keep,
+            &mut |l| notes.push(l),
+        )
+    }
+
+    fn ids(s: &Selection) -> Vec<&str> {
+        s.rows
+            .iter()
+            .map(|r| r.value["id"].as_str().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn benchmark_then_where() {
+        let mut notes = Vec::new();
+        let all = select(SelectOptions::default(), None, &mut notes).unwrap();
+        assert_eq!(
+            (ids(&all), all.sample_mode),
+            (vec!["a", "b", "c"], "full_bank")
+        );
+        let xs = ["x".to_string()];
+        let opts = SelectOptions {
+            benchmarks: &xs,
+            ..Default::default()
+        };
+        let mut not_a = |v: &Value| Ok(v["id"] != "a");
+        let s = select(opts, Some(&mut not_a), &mut notes).unwrap();
+        assert_eq!(ids(&s), vec!["c"]);
+        assert_eq!(notes, vec!["crb eval: --where selected 1 of 2 rows"]);
+        let none = ["z".to_string()];
+        let e = select(
+            SelectOptions {
+                benchmarks: &none,
+                ..Default::default()
+            },
+            None,
+            &mut notes,
+        )
+        .unwrap_err();
+        assert_eq!(e, "bank.jsonl: no rows of benchmark(s) z");
+        let mut nothing = |_: &Value| Ok(false);
+        let e = select(SelectOptions::default(), Some(&mut nothing), &mut notes).unwrap_err();
+        assert_eq!(
+            e,
+            "bank.jsonl: --where selected no rows (nothing to evaluate)"
+        );
+        assert_eq!(
+            notes.last().unwrap(),
+            "crb eval: --where selected 0 of 3 rows"
+        );
+        let mut failing = |_: &Value| Err("type_error: boom".to_string());
+        let e = select(SelectOptions::default(), Some(&mut failing), &mut notes).unwrap_err();
+        assert_eq!(e, "bank.jsonl:1: --where: type_error: boom");
+    }
+
+    #[test]
+    fn samples_check_n_first() {
+        let mut notes = Vec::new();
+        let e = select(
+            SelectOptions {
+                n: Some(0),
+                ..Default::default()
+            },
+            None,
+            &mut notes,
+        )
+        .unwrap_err();
+        assert_eq!(e, "--n 0: n must be positive when set");
+    }
+}
