@@ -6,7 +6,7 @@
 use crate::common::{self, CmdResult, Failure};
 use crate::trec::read_all;
 use clap::{Args, ValueEnum};
-use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels, spec::Aggregate};
+use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
 use routeval_stats::{
     CompareOptions, ComparisonReport, Correction, PairedTest, SystemScores, compare_systems,
 };
@@ -147,28 +147,8 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         args.measures.clone()
     };
     let measures = MeasureSet::parse(&measure_args).map_err(Failure::from)?;
-    // Value slots compared: every per-query numeric value.
-    let mut slots: Vec<(usize, String, bool)> = Vec::new();
-    for m in measures.measures() {
-        if m.names.is_empty() {
-            continue;
-        }
-        if !m.id.printed_per_query() {
-            return Err(Failure::bad_input(format!(
-                "measure {} has no per-query values; compare needs them (drop it from -m)",
-                m.id.name()
-            )));
-        }
-        let mean_summary = m.id.aggregate() == Aggregate::Mean;
-        for (k, name) in m.names.iter().enumerate() {
-            slots.push((m.offset + k, name.clone(), mean_summary));
-        }
-    }
-    if slots.is_empty() {
-        return Err(Failure::bad_input(
-            "no measure with per-query values to compare",
-        ));
-    }
+    // Values compared: every per-query numeric value.
+    let values = trec::compared::compared_values(&measures).map_err(Failure::bad_input)?;
     let opts = EvalOptions {
         measures,
         relevance_level: args.level,
@@ -205,56 +185,16 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
             trec::evaluate_bytes_with_progress(&qrels, &bytes, &name, &opts, &qrels_name, &bar)?
         };
         drop(bytes);
-        if ev.run_only_queries > 0 {
-            notes.push(format!(
-                "note: {name}: {} quer{} without judgments ignored",
-                ev.run_only_queries,
-                if ev.run_only_queries == 1 { "y" } else { "ies" }
-            ));
-        }
-        if ev.queries.len() != qrels.len() {
-            return Err(Failure::bad_input(format!(
-                "{name}: evaluated {} queries, expected every judged query ({})",
-                ev.queries.len(),
-                qrels.len()
-            )));
-        }
-        let scores: Vec<Vec<f64>> = slots
-            .iter()
-            .map(|&(slot, _, _)| ev.queries.iter().map(|q| q.values[slot]).collect())
-            .collect();
-        let means: Vec<f64> = slots
-            .iter()
-            .zip(&scores)
-            .map(|(&(slot, _, mean_summary), col)| {
-                if mean_summary {
-                    ev.summary[slot]
-                } else {
-                    routeval_stats::mean(col)
-                }
-            })
-            .collect();
+        notes.extend(trec::compared::run_only_note(&name, &ev));
+        let path = path.display().to_string();
+        let system = trec::compared::system_scores(&ev, &values, qrels.len(), &name, &path)
+            .map_err(Failure::bad_input)?;
         tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
-        systems.push(SystemScores {
-            name: String::new(),
-            path: path.display().to_string(),
-            scores,
-            means: Some(means),
-        });
+        systems.push(system);
     }
     // Names: run tags, the file stem where tags repeat.
-    for (i, s) in systems.iter_mut().enumerate() {
-        let repeated = tags.iter().filter(|t| **t == tags[i]).count() > 1 || tags[i].is_empty();
-        s.name = if repeated {
-            Path::new(&s.path)
-                .file_stem()
-                .map(|x| x.to_string_lossy().into_owned())
-                .unwrap_or_else(|| s.path.clone())
-        } else {
-            tags[i].clone()
-        };
-    }
-    let names: Vec<String> = slots.iter().map(|s| s.1.clone()).collect();
+    trec::compared::name_systems(&mut systems, &tags);
+    let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
     let copts = CompareOptions {
         test: args.test,
         iterations: args.iterations,

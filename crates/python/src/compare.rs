@@ -8,7 +8,6 @@
 use crate::RoutevalError;
 use pyo3::create_exception;
 use pyo3::prelude::*;
-use routeval_retrieval_metrics::trec::spec::Aggregate;
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
 use routeval_stats::{
     CompareOptions, ComparisonReport, Correction, PairedTest, SystemScores, compare_systems,
@@ -70,32 +69,6 @@ fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
     Ok((json, report.significantly_worse()))
 }
 
-/// The value slots compared, as `routeval compare` picks them: every per-query value of the
-/// measures, `(slot, name, the summary is the mean)`; measures without per-query values are
-/// refused.
-fn compared_slots(measures: &MeasureSet) -> PyResult<Vec<(usize, String, bool)>> {
-    let mut slots = Vec::new();
-    for m in measures.measures() {
-        if m.names.is_empty() {
-            continue;
-        }
-        if !m.id.printed_per_query() {
-            return Err(err(format!(
-                "measure {} has no per-query values; compare needs them (drop it from -m)",
-                m.id.name()
-            )));
-        }
-        let mean_summary = m.id.aggregate() == Aggregate::Mean;
-        for (k, name) in m.names.iter().enumerate() {
-            slots.push((m.offset + k, name.clone(), mean_summary));
-        }
-    }
-    if slots.is_empty() {
-        return Err(err("no measure with per-query values to compare"));
-    }
-    Ok(slots)
-}
-
 /// `routeval compare QRELS BASELINE RUN...` on plain (uncompressed) files: every run scored
 /// with trec_eval 10.0's measures on every judged query (`-c`), compared with the first run
 /// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
@@ -126,7 +99,7 @@ fn compare_trec_files(
         _ => DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect(),
     };
     let measures = MeasureSet::parse(&measure_args).map_err(err)?;
-    let slots = compared_slots(&measures)?;
+    let values = trec::compared::compared_values(&measures).map_err(err)?;
     let copts = compare_options(
         test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs,
     )?;
@@ -159,56 +132,20 @@ fn compare_trec_files(
             let name = path.display().to_string();
             let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
                 .map_err(|e| e.to_string())?;
-            if ev.run_only_queries > 0 {
-                notes.push(format!(
-                    "note: {name}: {} quer{} without judgments ignored",
-                    ev.run_only_queries,
-                    if ev.run_only_queries == 1 { "y" } else { "ies" }
-                ));
-            }
-            if ev.queries.len() != qrels.len() {
-                return Err(format!(
-                    "{name}: evaluated {} queries, expected every judged query ({})",
-                    ev.queries.len(),
-                    qrels.len()
-                ));
-            }
-            let scores: Vec<Vec<f64>> = slots
-                .iter()
-                .map(|&(slot, _, _)| ev.queries.iter().map(|q| q.values[slot]).collect())
-                .collect();
-            let means: Vec<f64> = slots
-                .iter()
-                .zip(&scores)
-                .map(|(&(slot, _, mean_summary), col)| {
-                    if mean_summary {
-                        ev.summary[slot]
-                    } else {
-                        routeval_stats::mean(col)
-                    }
-                })
-                .collect();
+            notes.extend(trec::compared::run_only_note(&name, &ev));
+            let path = path.display().to_string();
+            systems.push(trec::compared::system_scores(
+                &ev,
+                &values,
+                qrels.len(),
+                &name,
+                &path,
+            )?);
             tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
-            systems.push(SystemScores {
-                name: String::new(),
-                path: path.display().to_string(),
-                scores,
-                means: Some(means),
-            });
         }
         // Names as the CLI gives them: run tags, the file stem where tags repeat or are empty.
-        for (i, s) in systems.iter_mut().enumerate() {
-            let repeated = tags.iter().filter(|t| **t == tags[i]).count() > 1 || tags[i].is_empty();
-            s.name = if repeated {
-                Path::new(&s.path)
-                    .file_stem()
-                    .map(|x| x.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| s.path.clone())
-            } else {
-                tags[i].clone()
-            };
-        }
-        let names: Vec<String> = slots.iter().map(|s| s.1.clone()).collect();
+        trec::compared::name_systems(&mut systems, &tags);
+        let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
         let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
         Ok((report, notes))
     });

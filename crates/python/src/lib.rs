@@ -15,8 +15,10 @@ use pyo3::prelude::*;
 
 mod compare;
 mod crb;
+mod dictscan;
 mod frontier;
 mod gqr;
+mod mapped;
 mod rag;
 mod sweep;
 mod trec;

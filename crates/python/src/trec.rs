@@ -2,6 +2,8 @@
 //! (pytrec_eval's shapes) or as files, over `routeval_retrieval_metrics::trec`.
 
 use crate::TrecError;
+use crate::dictscan::{JudgedTable, Scan, scan_query};
+use crate::mapped::file_bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use rayon::prelude::*;
@@ -26,7 +28,10 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 }
 
 /// The text of a Python `str` (a `TypeError` naming `what` for anything else).
-fn text<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<std::borrow::Cow<'a, str>> {
+pub(crate) fn text<'a>(
+    obj: &'a Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<std::borrow::Cow<'a, str>> {
     match obj.cast::<PyString>() {
         Ok(s) => s.to_cow(),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -143,35 +148,28 @@ pub(crate) struct TrecEvaluator {
     qrels: Qrels,
     opts: EvalOptions,
     slots: Vec<(String, usize)>,
-    /// `{qid: (qrels position, {docno: rel})}` of the judged queries, with the caller's `str`
-    /// objects as keys: run documents are joined with their judgments by Python dict lookups
-    /// (hashes cached in the `str`s), so no document id is copied out of Python unless its
-    /// score ties another's.
+    /// `{qid: qrels position}` of the judged queries, with the caller's `str` objects as keys.
     index: Py<PyDict>,
+    /// Per qrels position: a copy of the query's `{docno: rel}` (the safe path joins run
+    /// documents with it by dict lookups).
+    judgments: Vec<Py<PyDict>>,
+    /// Per qrels position: the same judgments as a hash table for the borrowed scan
+    /// ([`crate::dictscan`]), so no document id is copied out of Python unless its score ties.
+    tables: Vec<JudgedTable>,
     /// The per-query value names as Python strings, created once (`slots` order).
     names: Vec<Py<PyString>>,
     /// The text-valued measures requested (reported as `0.0`).
     text_names: Vec<Py<PyString>>,
 }
 
-/// One retrieved document of a run dict while it is ranked: its score key, its judgment
-/// and its position in the query's dict (for the docno when scores tie).
-#[derive(Clone, Copy)]
-struct DictDoc {
-    key: u64,
-    rel: Option<i32>,
-    at: u32,
-}
-
-/// The judged queries of a run dict joined with their judgments (under the GIL), then
-/// ranked and evaluated in parallel without it.
+/// The judged queries of a run dict, each ranked and joined with its judgments (under the
+/// GIL); evaluated in parallel without it.
 struct Gathered<'py> {
     /// `(qid as given, qrels position)` per judged run query, in run order.
     queries: Vec<(Bound<'py, PyAny>, usize)>,
-    /// The documents of every query, one query after the other; `at` indexes `objs`.
-    docs: Vec<DictDoc>,
-    /// The document ids, read only where scores tie.
-    objs: Vec<Bound<'py, PyAny>>,
+    /// `(score key, relevance)` of every query's documents in rank order, one query after the
+    /// other.
+    docs: Vec<(u64, Option<i32>)>,
     /// `docs[bounds[k]..bounds[k + 1]]` are query `k`'s documents.
     bounds: Vec<usize>,
 }
@@ -180,30 +178,23 @@ fn type_err(msg: String) -> PyErr {
     pyo3::exceptions::PyTypeError::new_err(msg)
 }
 
-/// Sort one query's documents by score key descending (trec_eval's ranking before ties are
-/// broken); whether two documents have the same key (a tie that the docnos must break).
-fn sort_by_key(docs: &mut [DictDoc]) -> bool {
-    if !docs.windows(2).all(|w| w[0].key > w[1].key) {
-        docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
-        return docs.windows(2).any(|w| w[0].key == w[1].key);
-    }
-    false
-}
-
-/// Break the ties of documents sorted by [`sort_by_key`] as trec_eval does (docno descending
-/// in byte order, as `rank::rank_by_score`): only the tied documents' ids are read (as UTF-8,
-/// like the file readers compare them).
-fn break_ties(docs: &mut [DictDoc], objs: &[Bound<'_, PyAny>]) -> PyResult<()> {
+/// Put `(score key, relevance, id)` documents sorted by score key descending into trec_eval's
+/// order: documents with equal keys by docno descending in byte order (as
+/// `rank::rank_by_score`); `text_of(id)` gives a docno (read only for tied documents).
+pub(crate) fn break_ties(
+    docs: &mut [(u64, Option<i32>, usize)],
+    mut text_of: impl FnMut(usize) -> PyResult<String>,
+) -> PyResult<()> {
     let mut i = 0;
     while i < docs.len() {
         let mut j = i + 1;
-        while j < docs.len() && docs[j].key == docs[i].key {
+        while j < docs.len() && docs[j].0 == docs[i].0 {
             j += 1;
         }
         if j - i > 1 {
             let mut tied = Vec::with_capacity(j - i);
             for d in &docs[i..j] {
-                tied.push((text(&objs[d.at as usize], "document id")?, *d));
+                tied.push((text_of(d.2)?, *d));
             }
             tied.sort_unstable_by(|a, b| b.0.as_bytes().cmp(a.0.as_bytes()));
             for (slot, (_, d)) in docs[i..j].iter_mut().zip(tied) {
@@ -216,16 +207,21 @@ fn break_ties(docs: &mut [DictDoc], objs: &[Bound<'_, PyAny>]) -> PyResult<()> {
 }
 
 impl TrecEvaluator {
-    /// Check and join a run dict `{qid: {docno: score}}` (every query is checked, judged or
-    /// not: str ids, int or float scores, no NaN).
+    /// Check, join and rank a run dict `{qid: {docno: score}}` (every query is checked,
+    /// judged or not: str ids, int or float scores, no NaN). Exact `str`/`float` queries go
+    /// through the borrowed scan; anything else through the safe path below, which also
+    /// raises the errors.
     fn gather<'py>(&self, run: &Bound<'py, PyDict>) -> PyResult<Gathered<'py>> {
-        let index = self.index.bind(run.py());
+        let py = run.py();
+        let index = self.index.bind(py);
+        let version = self.opts.version;
+        let key_of = |s: f64| score_key_for(version, s);
         let mut g = Gathered {
             queries: Vec::new(),
             docs: Vec::new(),
-            objs: Vec::new(),
             bounds: vec![0],
         };
+        let mut scratch = Vec::new();
         for (qid, qdocs) in run.iter() {
             if !qid.is_instance_of::<PyString>() {
                 text(&qid, "query id")?;
@@ -236,45 +232,20 @@ impl TrecEvaluator {
                     qid.str().map(|s| s.to_string()).unwrap_or_default()
                 ))
             })?;
-            let judged = match index.get_item(&qid)? {
-                Some(entry) => Some(entry.extract::<(usize, Bound<'py, PyDict>)>()?),
+            let pos = match index.get_item(&qid)? {
+                Some(p) => Some(p.extract::<usize>()?),
                 None => None,
             };
-            for (d, s) in qdocs.iter() {
-                let score: f64 = s.extract().map_err(|_| {
-                    type_err(format!(
-                        "score of document '{}' for query '{}' must be an int or float",
-                        d.str().map(|s| s.to_string()).unwrap_or_default(),
-                        qid.str().map(|s| s.to_string()).unwrap_or_default()
-                    ))
-                })?;
-                if !d.is_instance_of::<PyString>() {
-                    text(&d, "document id")?;
-                }
-                if score.is_nan() {
-                    return Err(err(format!(
-                        "score of document '{}' for query '{}' is NaN",
-                        d.str().map(|s| s.to_string()).unwrap_or_default(),
-                        qid.str().map(|s| s.to_string()).unwrap_or_default()
-                    )));
-                }
-                let Some((_, judgments)) = &judged else {
-                    continue;
-                };
-                // Relevance values were checked (ints within routeval's range) when the
-                // evaluator was built.
-                let rel = match judgments.get_item(&d)? {
-                    Some(r) => Some(r.extract::<i32>()?),
-                    None => None,
-                };
-                g.docs.push(DictDoc {
-                    key: score_key_for(self.opts.version, score),
-                    rel,
-                    at: u32::try_from(g.objs.len()).map_err(|_| err("run too large"))?,
-                });
-                g.objs.push(d);
+            let table = pos.map(|p| &self.tables[p]).filter(|t| t.usable());
+            let fast = match (pos, table) {
+                (Some(_), None) => Scan::Slow,
+                _ => scan_query(&qdocs, table, key_of, &mut scratch, &mut g.docs)?,
+            };
+            if let Scan::Slow = fast {
+                let judgments = pos.map(|p| self.judgments[p].bind(py));
+                self.gather_safe(&qid, &qdocs, judgments, &mut g.docs)?;
             }
-            let Some((pos, _)) = judged else {
+            let Some(pos) = pos else {
                 continue;
             };
             g.bounds.push(g.docs.len());
@@ -283,38 +254,68 @@ impl TrecEvaluator {
         Ok(g)
     }
 
-    /// Rank every gathered query and compute its values (`n_values` per query, one after
-    /// the other): sorting and evaluation run in parallel without the GIL; ties (rare with
-    /// real scores) are broken with it. The per-query code is the file path's
+    /// The safe path of [`gather`](Self::gather) for one query: checks every document
+    /// (raising the errors) and, for a judged query (`judgments`), appends its ranking.
+    fn gather_safe<'py>(
+        &self,
+        qid: &Bound<'py, PyAny>,
+        qdocs: &Bound<'py, PyDict>,
+        judgments: Option<&Bound<'py, PyDict>>,
+        out: &mut Vec<(u64, Option<i32>)>,
+    ) -> PyResult<()> {
+        let mut docs: Vec<(u64, Option<i32>, usize)> = Vec::with_capacity(qdocs.len());
+        let mut objs: Vec<Bound<'py, PyAny>> = Vec::with_capacity(qdocs.len());
+        for (d, s) in qdocs.iter() {
+            let score: f64 = s.extract().map_err(|_| {
+                type_err(format!(
+                    "score of document '{}' for query '{}' must be an int or float",
+                    d.str().map(|s| s.to_string()).unwrap_or_default(),
+                    qid.str().map(|s| s.to_string()).unwrap_or_default()
+                ))
+            })?;
+            if !d.is_instance_of::<PyString>() {
+                text(&d, "document id")?;
+            }
+            if score.is_nan() {
+                return Err(err(format!(
+                    "score of document '{}' for query '{}' is NaN",
+                    d.str().map(|s| s.to_string()).unwrap_or_default(),
+                    qid.str().map(|s| s.to_string()).unwrap_or_default()
+                )));
+            }
+            let Some(judgments) = judgments else {
+                continue;
+            };
+            // Relevance values were checked (ints within routeval's range) when the
+            // evaluator was built.
+            let rel = match judgments.get_item(&d)? {
+                Some(r) => Some(r.extract::<i32>()?),
+                None => None,
+            };
+            docs.push((score_key_for(self.opts.version, score), rel, objs.len()));
+            objs.push(d);
+        }
+        if !docs.windows(2).all(|w| w[0].0 > w[1].0) {
+            docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.0));
+            if docs.windows(2).any(|w| w[0].0 == w[1].0) {
+                break_ties(&mut docs, |i| {
+                    text(&objs[i], "document id").map(|t| t.into_owned())
+                })?;
+            }
+        }
+        out.extend(docs.iter().map(|d| (d.0, d.1)));
+        Ok(())
+    }
+
+    /// Compute every gathered query's values (`n_values` per query, one after the other) in
+    /// parallel without the GIL. The per-query code is the file path's
     /// (`JudgedRanking::fill_rels` + `compute_query`), so the values are bit-identical.
-    fn compute(&self, py: Python<'_>, g: &mut Gathered<'_>) -> PyResult<Vec<f64>> {
+    fn compute(&self, py: Python<'_>, g: &Gathered<'_>) -> Vec<f64> {
         let n = self.opts.measures.n_values();
         let nq = g.queries.len();
-        let bounds = &g.bounds;
-        let tied: Vec<usize> = {
-            let docs = &mut g.docs;
-            py.detach(|| {
-                let mut slices: Vec<&mut [DictDoc]> = Vec::with_capacity(nq);
-                let mut rest: &mut [DictDoc] = docs;
-                for k in 0..nq {
-                    let (head, tail) = rest.split_at_mut(bounds[k + 1] - bounds[k]);
-                    slices.push(head);
-                    rest = tail;
-                }
-                slices
-                    .par_iter_mut()
-                    .enumerate()
-                    .with_min_len(64)
-                    .filter_map(|(k, d)| sort_by_key(d).then_some(k))
-                    .collect()
-            })
-        };
-        for k in tied {
-            break_ties(&mut g.docs[bounds[k]..bounds[k + 1]], &g.objs)?;
-        }
         let positions: Vec<usize> = g.queries.iter().map(|(_, p)| *p).collect();
-        let (docs, qrels, opts) = (&g.docs, &self.qrels, &self.opts);
-        Ok(py.detach(|| {
+        let (docs, bounds, qrels, opts) = (&g.docs, &g.bounds, &self.qrels, &self.opts);
+        py.detach(|| {
             let mut values = vec![0.0f64; n * nq];
             if n == 0 {
                 return values;
@@ -329,7 +330,7 @@ impl TrecEvaluator {
                         docs[bounds[k]..bounds[k + 1]]
                             .iter()
                             .take(opts.max_docs_per_topic)
-                            .map(|d| d.rel),
+                            .map(|d| d.1),
                         qq,
                         opts.relevance_level,
                         opts.judged_only,
@@ -337,7 +338,7 @@ impl TrecEvaluator {
                     compute_query(judged, opts, out);
                 });
             values
-        }))
+        })
     }
 }
 
@@ -365,12 +366,22 @@ impl TrecEvaluator {
         let (py, qrels_dict) = (qrels.py(), qrels);
         let qrels = qrels_from_dict(qrels_dict)?;
         let index = PyDict::new(py);
+        let mut by_pos: Vec<Option<Bound<'_, PyDict>>> = vec![None; qrels.len()];
         for (qid, docs) in qrels_dict.iter() {
             let docs = docs.cast_into::<PyDict>()?;
             let Some(pos) = qrels.position(text(&qid, "query id")?.as_bytes()) else {
                 continue; // a query without judgments
             };
-            index.set_item(qid, (pos, docs.copy()?))?;
+            index.set_item(qid, pos)?;
+            by_pos[pos] = Some(docs.copy()?);
+        }
+        let mut judgments = Vec::with_capacity(by_pos.len());
+        let mut tables = Vec::with_capacity(by_pos.len());
+        for d in by_pos {
+            // Every judged query has a dict (qrels positions come from these dicts).
+            let d = d.ok_or_else(|| err("internal: a judged query without its judgments"))?;
+            tables.push(JudgedTable::new(&d)?);
+            judgments.push(d.unbind());
         }
         let slots = query_slots(&opts.measures);
         let names = slots
@@ -386,6 +397,8 @@ impl TrecEvaluator {
             opts,
             slots,
             index: index.unbind(),
+            judgments,
+            tables,
             names,
             text_names,
         })
@@ -407,8 +420,8 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut g = self.gather(run)?;
-        let values = self.compute(py, &mut g)?;
+        let g = self.gather(run)?;
+        let values = self.compute(py, &g);
         let n = self.opts.measures.n_values();
         let out = PyDict::new(py);
         for (k, (qid, _)) in g.queries.iter().enumerate() {
@@ -431,8 +444,8 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut g = self.gather(run)?;
-        let values = self.compute(py, &mut g)?;
+        let g = self.gather(run)?;
+        let values = self.compute(py, &g);
         let n = self.opts.measures.n_values();
         let mut order: Vec<usize> = (0..g.queries.len()).collect();
         order.sort_unstable_by_key(|&k| g.queries[k].1);
@@ -551,8 +564,8 @@ fn trec_evaluate_files<'py>(
     let qsrc = qrels_path.display().to_string();
     let rsrc = run_path.display().to_string();
     let ev = py.detach(|| -> Result<Evaluation, String> {
-        let qb = std::fs::read(&qrels_path).map_err(|e| format!("{qsrc}: {e}"))?;
-        let rb = std::fs::read(&run_path).map_err(|e| format!("{rsrc}: {e}"))?;
+        let qb = file_bytes(&qrels_path).map_err(|e| format!("{qsrc}: {e}"))?;
+        let rb = file_bytes(&run_path).map_err(|e| format!("{rsrc}: {e}"))?;
         let qrels = Qrels::from_bytes(&qb, &qsrc).map_err(|e| e.to_string())?;
         trec::evaluate_bytes(&qrels, &rb, &rsrc, &opts, &qsrc).map_err(|e| e.to_string())
     });

@@ -208,3 +208,53 @@ def test_run_dict_type_errors_name_the_problem():
     ev = rt.RelevanceEvaluator(qrels, {"map"})
     qrels["q"]["b"] = 1
     assert ev.evaluate({"q": {"a": 1.0, "b": 0.5}}) == {"q": {"map": 1.0}}
+
+
+def test_dict_value_types_take_the_same_path_results():
+    # `evaluate` reads exact str/float dicts without copying (a borrowed scan) and any other
+    # types through the general path: every spelling of one run gives the same values, also
+    # when the run's docno strings are other objects than the qrels' (compared by content).
+    np = pytest.importorskip("numpy")
+
+    class S(str):
+        pass
+
+    class F(float):
+        pass
+
+    rng = random.Random(7)
+    docs = [f"d{i}\u00e9" if i % 7 == 0 else f"d{i}" for i in range(60)]
+    qrels = {"q1": {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, 20)},
+             "q2": {d: rng.choice([0, 1]) for d in rng.sample(docs, 15)}}
+    base = {q: {d: float(rng.choice([0.5, 0.25, rng.random()])) for d in docs} for q in qrels}
+    measures = {"map", "ndcg_cut.5,10", "P.5", "recip_rank", "recall.20"}
+    want = rt.RelevanceEvaluator(qrels, measures).evaluate(base)
+    assert set(want) == {"q1", "q2"}
+
+    def respell(f_key, f_val, only=None):
+        return {q: {f_key(d) if only in (None, q) else d: f_val(s) if only in (None, q) else s
+                    for d, s in ds.items()} for q, ds in base.items()}
+
+    copies = lambda d: "".join(list(d))  # equal text, another object
+    spellings = {
+        "new str objects": respell(copies, float),
+        "str subclass keys": respell(S, float),
+        "numpy float64": respell(str, np.float64),
+        "float subclass": respell(str, F),
+        "one query mixed": respell(S, np.float64, only="q2"),
+    }
+    for name, run in spellings.items():
+        assert rt.RelevanceEvaluator(qrels, measures).evaluate(run) == want, name
+    # int scores: the same ranking as the equal floats
+    ints = {q: {d: int(s * 4) for d, s in ds.items()} for q, ds in base.items()}
+    floats = {q: {d: float(int(s * 4)) for d, s in ds.items()} for q, ds in base.items()}
+    ev = rt.RelevanceEvaluator(qrels, measures)
+    assert ev.evaluate(ints) == ev.evaluate(floats)
+    # qrels keyed by a str subclass: the judged lookups still match by content
+    sub_qrels = {q: {S(d): r for d, r in js.items()} for q, js in qrels.items()}
+    assert rt.RelevanceEvaluator(sub_qrels, measures).evaluate(base) == want
+    # NaN in the fast path is reported like in the general path
+    bad = {q: dict(ds) for q, ds in base.items()}
+    bad["q2"][docs[3]] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        ev.evaluate(bad)

@@ -9,7 +9,10 @@
 //! per-query values sequentially in qrels order, as trec_eval does, so it is bit-identical.
 
 use super::measures as m;
-use super::parse::{Qrels, QueryQrels, Run, hash_id, is_skippable, line_chunks, parse_run_line};
+use super::parse::{
+    Qrels, QueryQrels, Run, ScannedLine, hash_id, is_skippable, line_chunks, parse_run_line,
+    scan_run_line,
+};
 use super::rank::{JudgedRanking, key_score, score_key, score_key_for};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
 use memchr::{memchr, memchr_iter};
@@ -819,35 +822,34 @@ fn parse_chunk<'a>(
         });
         docs.clear();
     };
+    let chunk = &buf[..end];
     while pos < end {
-        let nl = memchr(b'\n', &buf[pos..end]).map_or(end, |i| pos + i);
-        let line = &buf[pos..nl];
-        if !is_skippable(line) {
-            match parse_run_line(line) {
-                Ok((qid, docno, score, tag)) => {
-                    out.records += 1;
-                    out.last_tag = Some(tag);
-                    match cur {
-                        Some((q, _)) if q == qid => {}
-                        Some((q, s)) => {
-                            close(q, s, pos, &mut docs, &mut out, false);
-                            cur = Some((qid, pos));
-                        }
-                        None => cur = Some((qid, pos)),
+        let (line, next) = scan_run_line(chunk, pos);
+        match line {
+            ScannedLine::Skip => {}
+            ScannedLine::Record((qid, docno, score, tag)) => {
+                out.records += 1;
+                out.last_tag = Some(tag);
+                match cur {
+                    Some((q, _)) if q == qid => {}
+                    Some((q, s)) => {
+                        close(q, s, pos, &mut docs, &mut out, false);
+                        cur = Some((qid, pos));
                     }
-                    docs.push(Doc {
-                        key: score_key(score),
-                        docno,
-                        pos: pos as u64,
-                    });
+                    None => cur = Some((qid, pos)),
                 }
-                Err(p) => {
-                    out.error = Some((pos, p));
-                    return out;
-                }
+                docs.push(Doc {
+                    key: score_key(score),
+                    docno,
+                    pos: pos as u64,
+                });
+            }
+            ScannedLine::Bad(p) => {
+                out.error = Some((pos, p));
+                return out;
             }
         }
-        pos = nl + 1;
+        pos = next;
     }
     if let Some((q, s)) = cur {
         close(q, s, end, &mut docs, &mut out, true);

@@ -27,6 +27,7 @@
 //! # Ok::<(), routeval_core::Error>(())
 //! ```
 
+pub mod compared;
 pub mod eval;
 pub mod format;
 pub mod measures;

@@ -94,9 +94,7 @@ pub(crate) fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> usize {
             break;
         }
         let start = i;
-        while i < len && !is_space(line[i]) {
-            i += 1;
-        }
+        i = field_end(line, i);
         if n < out.len() {
             out[n] = &line[start..i];
         }
@@ -107,6 +105,35 @@ pub(crate) fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> usize {
         }
     }
     n
+}
+
+/// The end of the field starting at `i`: the position of the first C `isspace` byte at or
+/// after `i`, or `line.len()`. Eight bytes at a time: every `isspace` byte is below `0x21`, and
+/// the lowest byte flagged by the word test below is exactly the first byte below `0x21`
+/// (higher flags can be borrow artefacts), so each candidate is checked with [`is_space`].
+#[inline(always)]
+pub(crate) fn field_end(line: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x2121_2121_2121_2121;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = line.get(i..i + 8) {
+        let w = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        let m = w.wrapping_sub(ONES) & !w & HIGH;
+        if m == 0 {
+            i += 8;
+            continue;
+        }
+        let j = i + (m.trailing_zeros() / 8) as usize;
+        if is_space(line[j]) {
+            return j;
+        }
+        i = j + 1;
+    }
+    while i < line.len() && !is_space(line[i]) {
+        i += 1;
+    }
+    i
 }
 
 /// Whether a line is blank or a comment (first non-blank byte `#`).
@@ -135,44 +162,50 @@ pub(crate) fn strip_bom(buf: &[u8]) -> &[u8] {
 /// Parse a run score as C's `strtod` would for a complete number (correctly rounded), refusing
 /// anything that is not entirely a number and refusing NaN.
 ///
-/// Plain decimals with at most 15 significant digits take an exact fast path (Clinger: an
-/// integer below 2^53 divided by an exact power of ten is correctly rounded); everything else
-/// (exponents, `inf`, long mantissas) goes through `str::parse::<f64>`.
+/// Plain decimals of at most 16 bytes (so at most 15 digits) take an exact fast path (Clinger:
+/// an integer below 2^53 divided by an exact power of ten is correctly rounded); everything
+/// else (exponents, `inf`, long mantissas) goes through `fast_float2`, whose grammar and
+/// correctly rounded results are `str::parse::<f64>`'s (checked in the tests).
 #[inline]
 pub fn parse_score(s: &[u8]) -> Option<f64> {
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut mant: u64 = 0;
-    let mut ndig = 0u32;
-    let mut frac = 0usize;
-    let mut seen_dot = false;
-    let mut ok = !digits.is_empty();
-    for &b in digits {
-        match b {
-            b'0'..=b'9' => {
-                mant = mant.wrapping_mul(10).wrapping_add((b - b'0') as u64);
-                if mant != 0 {
+    // Short plain decimals (at most 15 digits, so the integer is below 2^53): Clinger's exact
+    // fast path.
+    if s.len() <= 16 {
+        let (neg, digits) = match s.first() {
+            Some(b'-') => (true, &s[1..]),
+            Some(b'+') => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let mut mant: u64 = 0;
+        let mut ndig = 0usize;
+        let mut frac = 0usize;
+        let mut seen_dot = false;
+        let mut ok = !digits.is_empty() && digits != b".";
+        for &b in digits {
+            match b {
+                b'0'..=b'9' => {
+                    mant = mant * 10 + (b - b'0') as u64;
                     ndig += 1;
+                    if seen_dot {
+                        frac += 1;
+                    }
                 }
-                if seen_dot {
-                    frac += 1;
+                b'.' if !seen_dot => seen_dot = true,
+                _ => {
+                    ok = false;
+                    break;
                 }
-            }
-            b'.' if !seen_dot => seen_dot = true,
-            _ => {
-                ok = false;
-                break;
             }
         }
+        if ok && ndig <= 15 {
+            let v = mant as f64 / POW10[frac];
+            return Some(if neg { -v } else { v });
+        }
     }
-    if ok && ndig <= 15 && frac <= 22 && digits != b"." {
-        let v = mant as f64 / POW10[frac];
-        return Some(if neg { -v } else { v });
-    }
-    let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    // Everything else (long mantissas such as Python's 17-digit `repr`, exponents, `inf`):
+    // fast_float2, the Eisel-Lemire conversion `str::parse` also uses, with the same grammar,
+    // read from the bytes.
+    let v: f64 = fast_float2::parse(s).ok()?;
     (!v.is_nan()).then_some(v)
 }
 
@@ -286,10 +319,8 @@ impl QueryQrels {
         self.duplicate.as_ref().map(|(d, l)| (&d[..], *l))
     }
 
-    fn build(qid: &[u8], mut recs: Vec<(&[u8], i32, u64)>) -> QueryQrels {
-        if !recs.windows(2).all(|w| w[0].0 <= w[1].0) {
-            recs.sort_by(|a, b| a.0.cmp(b.0).then(a.2.cmp(&b.2)));
-        }
+    fn build(qid: &[u8], mut recs: Vec<Judgment<'_>>) -> QueryQrels {
+        sort_docnos(&mut recs);
         let mut q = QueryQrels {
             qid: qid.into(),
             arena: Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum()),
@@ -317,6 +348,54 @@ impl QueryQrels {
         }
         q
     }
+}
+
+/// `(docno, relevance, line)` of one judgment.
+type Judgment<'b> = (&'b [u8], i32, u64);
+
+/// Sort judgments by docno (byte order), then line: docnos of one query often share a long
+/// prefix (`doc123_7`, `doc123_42`), so the bytes after the common prefix are compared as one
+/// big-endian word first (zero-padded, which keeps byte order), whole docnos only on a tie.
+fn sort_docnos(recs: &mut [Judgment<'_>]) {
+    let Some(first) = recs.first().map(|r| r.0) else {
+        return;
+    };
+    let common = recs.iter().fold(first.len(), |n, r| {
+        n.min(r.0.iter().zip(first).take_while(|(a, b)| a == b).count())
+    });
+    let word = |d: &[u8]| {
+        let mut b = [0u8; 8];
+        let rest = &d[common..];
+        let k = rest.len().min(8);
+        b[..k].copy_from_slice(&rest[..k]);
+        u64::from_be_bytes(b)
+    };
+    // (word << 64 | file position): one integer sort; equal words (a longer shared prefix,
+    // or the same docno) are then ordered by the whole docno, file order kept.
+    let mut keyed: Vec<u128> = recs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((word(r.0) as u128) << 64) | i as u128)
+        .collect();
+    // Already in order when the words increase strictly and hold every docno whole.
+    let longest = recs.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    if longest <= common + 8 && keyed.windows(2).all(|w| w[0] >> 64 < w[1] >> 64) {
+        return;
+    }
+    keyed.sort_unstable();
+    let mut i = 0;
+    while i < keyed.len() {
+        let mut j = i + 1;
+        while j < keyed.len() && keyed[j] >> 64 == keyed[i] >> 64 {
+            j += 1;
+        }
+        if j - i > 1 {
+            keyed[i..j].sort_by(|a, b| recs[*a as u64 as usize].0.cmp(recs[*b as u64 as usize].0));
+        }
+        i = j;
+    }
+    let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
+    recs.copy_from_slice(&sorted);
 }
 
 struct QrelRec<'b> {
@@ -348,7 +427,9 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
 /// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
 /// lines in the chunk, and the first error (with a chunk-relative line).
 fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64, Option<Error>) {
-    let mut recs = Vec::with_capacity(buf.len() / 16);
+    // At most one record per 8 bytes (`q 0 d 1\n`): no reallocation; untouched capacity
+    // costs address space only.
+    let mut recs = Vec::with_capacity(buf.len() / 8 + 1);
     let mut line_no = 0u64;
     let mut start = 0usize;
     let mut fields: [&'b [u8]; 4] = [&[]; 4];
@@ -361,18 +442,19 @@ fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64,
             continue;
         }
         let n = split_fields(line, &mut fields);
-        let at = Location::at_line(source, line_no);
+        // Built only on an error: a `Location` owns its source name.
+        let at = || Location::at_line(source, line_no);
         if n < 4 {
             let what = ["qid", "iter", "docno", "rel"][n];
             let msg = format!(
                 "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
                 n + 1
             );
-            return (recs, line_no, Some(Error::input(at, msg)));
+            return (recs, line_no, Some(Error::input(at(), msg)));
         }
         if n > 4 {
             let msg = "too many columns; qrels lines are 'qid iter docno rel'";
-            return (recs, line_no, Some(Error::input(at, msg)));
+            return (recs, line_no, Some(Error::input(at(), msg)));
         }
         match parse_rel(fields[3]) {
             Ok(rel) => recs.push(QrelRec {
@@ -381,7 +463,7 @@ fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64,
                 rel,
                 line: line_no,
             }),
-            Err(p) => return (recs, line_no, Some(Error::input(at, p))),
+            Err(p) => return (recs, line_no, Some(Error::input(at(), p))),
         }
     }
     (recs, line_no, None)
@@ -421,7 +503,7 @@ impl Qrels {
             .par_windows(2)
             .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
             .collect();
-        let mut recs: Vec<QrelRec> = Vec::with_capacity(parsed.iter().map(|p| p.0.len()).sum());
+        let mut chunks: Vec<(Vec<QrelRec>, u64)> = Vec::with_capacity(parsed.len());
         let mut base = 0u64;
         for (chunk, lines, err) in parsed {
             if let Some(e) = err {
@@ -433,38 +515,58 @@ impl Qrels {
                     other => other,
                 });
             }
-            recs.extend(chunk.into_iter().map(|mut r| {
-                r.line += base;
-                r
-            }));
+            chunks.push((chunk, base));
             base += lines;
         }
-        if recs.is_empty() {
+        if chunks.iter().all(|c| c.0.is_empty()) {
             return Err(Error::input(
                 Location::at_line(source, base.max(1)),
                 "empty qrels file (no judgment lines)",
             ));
         }
-        // Group by qid in byte order, keeping file order within a query (stable sort, skipped
-        // when the file is already grouped in order, the usual case).
-        if !recs.par_windows(2).all(|w| w[0].qid <= w[1].qid) {
-            recs.par_sort_by(|a, b| a.qid.cmp(b.qid));
-        }
-        let mut starts = vec![0usize];
-        for i in 1..recs.len() {
-            if recs[i].qid != recs[i - 1].qid {
-                starts.push(i);
+        Ok(Qrels::group(&chunks))
+    }
+
+    /// Group records by qid: queries in qid byte order, each query's records in file order.
+    /// `chunks` are consecutive pieces of the file in order, each with the number of lines
+    /// before it (record lines are chunk-relative). Files usually keep a query's lines
+    /// together, so the records are cut into runs of one qid and only the runs are sorted
+    /// (stably, so a query split across the file keeps file order); the queries are then
+    /// built in parallel.
+    fn group(chunks: &[(Vec<QrelRec<'_>>, u64)]) -> Qrels {
+        use rayon::prelude::*;
+        // (chunk, start, end) of each run of one qid.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (c, (recs, _)) in chunks.iter().enumerate() {
+            let mut start = 0;
+            for i in 1..=recs.len() {
+                if i == recs.len() || recs[i].qid != recs[start].qid {
+                    runs.push((c, start, i));
+                    start = i;
+                }
             }
         }
-        starts.push(recs.len());
-        let queries: Vec<QueryQrels> = starts
-            .par_windows(2)
-            .map(|w| {
-                let g = &recs[w[0]..w[1]];
-                QueryQrels::build(
-                    g[0].qid,
-                    g.iter().map(|r| (r.docno, r.rel, r.line)).collect(),
-                )
+        let qid = |r: &(usize, usize, usize)| chunks[r.0].0[r.1].qid;
+        runs.sort_by(|a, b| qid(a).cmp(qid(b)));
+        let mut groups: Vec<&[(usize, usize, usize)]> = Vec::new();
+        let mut g = 0;
+        for i in 1..=runs.len() {
+            if i == runs.len() || qid(&runs[i]) != qid(&runs[g]) {
+                groups.push(&runs[g..i]);
+                g = i;
+            }
+        }
+        let queries: Vec<QueryQrels> = groups
+            .par_iter()
+            .with_min_len(64)
+            .map(|g| {
+                let n = g.iter().map(|(_, s, e)| e - s).sum();
+                let mut js = Vec::with_capacity(n);
+                for &(c, s, e) in g.iter() {
+                    let (recs, base) = &chunks[c];
+                    js.extend(recs[s..e].iter().map(|r| (r.docno, r.rel, r.line + base)));
+                }
+                QueryQrels::build(qid(&g[0]), js)
             })
             .collect();
         let index = queries
@@ -472,7 +574,7 @@ impl Qrels {
             .enumerate()
             .map(|(i, q)| (q.qid.clone(), i))
             .collect();
-        Ok(Qrels { queries, index })
+        Qrels { queries, index }
     }
 
     /// Build qrels in code from `(qid, [(docno, rel)])` groups (pytrec_eval's
@@ -514,27 +616,7 @@ impl Qrels {
                 });
             }
         }
-        recs.sort_by(|a, b| a.qid.cmp(b.qid));
-        let mut queries: Vec<QueryQrels> = Vec::new();
-        let mut i = 0;
-        while i < recs.len() {
-            let mut j = i + 1;
-            while j < recs.len() && recs[j].qid == recs[i].qid {
-                j += 1;
-            }
-            let g = &recs[i..j];
-            queries.push(QueryQrels::build(
-                g[0].qid,
-                g.iter().map(|r| (r.docno, r.rel, r.line)).collect(),
-            ));
-            i = j;
-        }
-        let index = queries
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q.qid.clone(), i))
-            .collect();
-        Ok(Qrels { queries, index })
+        Ok(Qrels::group(&[(recs, 0)]))
     }
 
     /// The queries, sorted by qid (byte order).
@@ -597,9 +679,7 @@ pub(crate) fn parse_run_line(line: &[u8]) -> Result<RunFields<'_>, String> {
             break;
         }
         let start = i;
-        while i < len && !is_space(line[i]) {
-            i += 1;
-        }
+        i = field_end(line, i);
         f[n] = &line[start..i];
         n += 1;
     }
@@ -622,6 +702,78 @@ pub(crate) fn parse_run_line(line: &[u8]) -> Result<RunFields<'_>, String> {
         }
     })?;
     Ok((f[0], f[2], score, f[5]))
+}
+
+/// One line of a run scanned in place by [`scan_run_line`].
+pub(crate) enum ScannedLine<'a> {
+    /// A blank or comment line.
+    Skip,
+    /// A result line's `(qid, docno, score, tag)`.
+    Record(RunFields<'a>),
+    /// A malformed result line ([`parse_run_line`]'s message).
+    Bad(String),
+}
+
+/// Scan the line starting at `start` in `buf` (a line ends at `\n` or at the end of `buf`)
+/// in one pass: fields and the line end together, so no separate search for the newline.
+/// The same lines are skipped, accepted and refused as with [`is_skippable`] +
+/// [`parse_run_line`] over the line (tested against them). Returns the line and the start of
+/// the next line.
+#[inline]
+pub(crate) fn scan_run_line(buf: &[u8], start: usize) -> (ScannedLine<'_>, usize) {
+    let len = buf.len();
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    let mut n = 0usize;
+    let mut i = start;
+    while n < 6 {
+        while i < len && buf[i] != b'\n' && is_space(buf[i]) {
+            i += 1;
+        }
+        if i >= len || buf[i] == b'\n' {
+            break;
+        }
+        if n == 0 && buf[i] == b'#' {
+            let next = memchr::memchr(b'\n', &buf[i..]).map_or(len, |k| i + k + 1);
+            return (ScannedLine::Skip, next);
+        }
+        let s = i;
+        i = field_end(buf, i);
+        f[n] = &buf[s..i];
+        n += 1;
+    }
+    let next = if i < len && buf[i] == b'\n' {
+        i + 1
+    } else {
+        memchr::memchr(b'\n', &buf[i.min(len)..]).map_or(len, |k| i + k + 1)
+    };
+    if n == 0 {
+        return (ScannedLine::Skip, next);
+    }
+    if n < 6 {
+        let line_end = if next > start && buf.get(next - 1) == Some(&b'\n') {
+            next - 1
+        } else {
+            next
+        };
+        return match parse_run_line(&buf[start..line_end]) {
+            Err(e) => (ScannedLine::Bad(e), next),
+            Ok(r) => (ScannedLine::Record(r), next),
+        };
+    }
+    match parse_score(f[4]) {
+        Some(score) => (ScannedLine::Record((f[0], f[2], score, f[5])), next),
+        None => {
+            let line_end = if buf.get(next.wrapping_sub(1)) == Some(&b'\n') {
+                next - 1
+            } else {
+                next
+            };
+            match parse_run_line(&buf[start..line_end]) {
+                Err(e) => (ScannedLine::Bad(e), next),
+                Ok(r) => (ScannedLine::Record(r), next),
+            }
+        }
+    }
 }
 
 /// A streaming run reader: yields one [`RunRecord`] per result line, skipping blank and
@@ -785,6 +937,14 @@ mod tests {
             "0.1",
             "0.3",
             "123456789012345678901",
+            "0.41409363333403515",
+            "-0.41409363333403515",
+            "+0.7265982097017339",
+            "1.0000000000000002",
+            "9007199254740993",
+            "0.30000000000000004441",
+            "2.2250738585072011e-308",
+            "000000000000000000001.5",
         ] {
             let want: f64 = s.parse().unwrap();
             assert_eq!(
@@ -795,6 +955,18 @@ mod tests {
         }
         for s in ["", "abc", "1.2.3", "nan", "NaN", "1,5", "1.5x", ".", "-"] {
             assert_eq!(parse_score(s.as_bytes()), None, "{s}");
+        }
+    }
+
+    proptest::proptest! {
+        /// `parse_score` is `str::parse::<f64>` bit for bit, NaN refused, on numbers of every
+        /// length (both sides of the 16-byte fast path) and on near-numbers.
+        #[test]
+        fn scores_parse_like_std(
+            s in "[-+]?[0-9]{0,20}(\\.[0-9]{0,20})?([eE][-+]?[0-9]{1,3})?|[-+0-9.eEinfatyINFATY]{0,12}"
+        ) {
+            let want = s.parse::<f64>().ok().filter(|v| !v.is_nan()).map(f64::to_bits);
+            proptest::prop_assert_eq!(parse_score(s.as_bytes()).map(f64::to_bits), want, "{}", s);
         }
     }
 
@@ -835,6 +1007,87 @@ mod tests {
     fn qrels_duplicates_recorded() {
         let q = Qrels::from_bytes(b"1 0 a 1\n1 0 b 0\n1 0 a 0\n", "q").unwrap();
         assert_eq!(q.queries()[0].duplicate(), Some((&b"a"[..], 3)));
+    }
+
+    /// Queries split across the file and across parse chunks (inputs of several MB) are
+    /// grouped as a plain sort by (qid, docno, line) would group them: docnos in byte order,
+    /// the first duplicate's second line recorded, per-level counts, from bytes and from
+    /// judgments alike.
+    #[test]
+    fn qrels_grouping_matches_a_plain_sort() {
+        let mut text = String::new();
+        let mut lines: Vec<(String, String, i32, u64)> = Vec::new();
+        let mut x: u64 = 7;
+        for line in 1..=200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Queries interleave in blocks; docnos share long prefixes; some repeat.
+            let q = format!("q{}", (line / 37 + (x >> 60)) % 900);
+            let d = format!("doc_prefix_{}_{}", (x >> 20) % 3, (x >> 33) % 4000);
+            let r = ((x >> 45) % 4) as i32 - 1;
+            text.push_str(&format!("{q} 0 {d} {r}\n"));
+            lines.push((q, d, r, line));
+        }
+        let mut want = lines.clone();
+        want.sort_by(|a, b| (&a.0, &a.1, a.3).cmp(&(&b.0, &b.1, b.3)));
+        let from_bytes = Qrels::from_bytes(text.as_bytes(), "q").unwrap();
+        let from_judgments = Qrels::from_judgments(
+            lines
+                .iter()
+                .map(|(q, d, r, _)| (q.as_bytes(), std::iter::once((d.as_bytes(), *r as i64)))),
+        )
+        .unwrap();
+        for q in [&from_bytes, &from_judgments] {
+            let mut at = 0;
+            for qq in q.queries() {
+                let group: Vec<_> = want[at..]
+                    .iter()
+                    .take_while(|w| w.0.as_bytes() == qq.qid())
+                    .collect();
+                assert_eq!(qq.len(), group.len());
+                let mut dup = None;
+                for (i, w) in group.iter().enumerate() {
+                    assert_eq!((qq.docno(i), qq.rel_at(i)), (w.1.as_bytes(), w.2));
+                    if dup.is_none() && i > 0 && group[i - 1].1 == w.1 {
+                        dup = Some((w.1.as_bytes(), w.3));
+                    }
+                }
+                assert_eq!(qq.duplicate(), dup);
+                at += group.len();
+            }
+            assert_eq!(at, want.len());
+        }
+    }
+
+    proptest::proptest! {
+        /// The in-place line scanner splits, skips, accepts and refuses exactly as
+        /// `memchr` + `is_skippable` + `parse_run_line` over each line do.
+        #[test]
+        fn scan_run_line_matches_line_parsing(
+            text in "(( ?q[0-9]\tQ0 d[0-9]{1,2} [0-9] -?[0-9]{1,3}(\\.[0-9]{0,20})?(e-?[0-9])? t[a-z]?( x)?\r?\n)|(([ \t\r\x0b\x0c]{0,2}(#|[a-z0-9.#-]{1,4})){0,8}[ \t\r]{0,2}\n?)){0,8}"
+        ) {
+            let buf = text.as_bytes();
+            let mut pos = 0;
+            while pos < buf.len() {
+                let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |k| pos + k);
+                let line = &buf[pos..nl];
+                let want = if is_skippable(line) {
+                    None
+                } else {
+                    Some(parse_run_line(line).map(|(q, d, s, t)| (q, d, s.to_bits(), t)))
+                };
+                let (got, next) = scan_run_line(buf, pos);
+                let got = match got {
+                    ScannedLine::Skip => None,
+                    ScannedLine::Record((q, d, s, t)) => Some(Ok((q, d, s.to_bits(), t))),
+                    ScannedLine::Bad(e) => Some(Err(e)),
+                };
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(next, (nl + 1).min(buf.len()));
+                pos = nl + 1;
+            }
+        }
     }
 
     #[test]
