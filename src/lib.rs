@@ -12,4 +12,5 @@ pub use routeval_query_dsl as query_dsl;
 pub use routeval_retrieval_metrics as retrieval_metrics;
 pub use routeval_routing_scores as routing_scores;
 pub use routeval_stats as stats;
+pub use routeval_sweep as sweep;
 pub use routeval_tier_cost as tier_cost;

@@ -18,10 +18,10 @@ use bank_source::resolve_bank;
 use crate::child::LineChild;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
-use routeval_bench_data::crb::{
-    BankReader, BankRow, CheckedRow, Manifest, Quotas, SampleError, check_row, check_sample_size,
-    filter_rows, id_repr, published_manifest, read_bank, select_sample,
+use routeval_bench_data::crb::selection::{
+    SelectOptions, select_bank_rows as select_bank_rows_with,
 };
+use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_row, id_repr};
 use routeval_core::Tier;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::metrics;
@@ -161,52 +161,12 @@ pub(crate) fn run(args: CrbArgs) -> CmdResult {
     }
 }
 
-/// Print warnings (at most 20, then a count).
+/// Print warnings (at most 20, then a count; `routeval_sweep::crb::warning_lines`).
 fn warn_all(warnings: &[String]) {
     let mut err = std::io::stderr().lock();
-    for w in warnings.iter().take(20) {
-        let _ = writeln!(err, "warning: {w}");
+    for line in routeval_sweep::crb::warning_lines(warnings) {
+        let _ = writeln!(err, "{line}");
     }
-    if warnings.len() > 20 {
-        let _ = writeln!(
-            err,
-            "warning: ... and {} more warnings",
-            warnings.len() - 20
-        );
-    }
-}
-
-/// Keep the rows `query` selects (`--where`), in order. The first query/data error
-/// (`missing_key` with `--on-missing-key error`, `type_error`, `regex_limit`) fails with
-/// `BANK:LINE: --where: KIND: message`. Prints `crb eval: --where selected K of N rows` to
-/// stderr; zero selected rows is an error (nothing to evaluate).
-fn select_where(
-    rows: Vec<BankRow>,
-    query: &Query,
-    omk: OnMissingKey,
-    bank_name: &str,
-) -> Result<Vec<BankRow>, Failure> {
-    let total = rows.len();
-    let mut kept = Vec::new();
-    for r in rows {
-        match query.matches(&r.value, omk) {
-            Ok(true) => kept.push(r),
-            Ok(false) => {}
-            Err(e) => {
-                return Err(Failure::bad_input(format!(
-                    "{bank_name}:{}: --where: {e}",
-                    r.line
-                )));
-            }
-        }
-    }
-    eprintln!("crb eval: --where selected {} of {total} rows", kept.len());
-    if kept.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "{bank_name}: --where selected no rows (nothing to evaluate)"
-        )));
-    }
-    Ok(kept)
 }
 
 fn parse_tier(s: &str) -> Option<Tier> {
@@ -871,36 +831,13 @@ fn unmatched_predictions_warning(ids: &[String], rows: &[BankRow], path: &str) -
 }
 
 fn seed_value(seed: i128) -> Value {
-    i64::try_from(seed).map(Value::from).unwrap_or_else(|_| {
-        serde_json::Number::from_u128(seed as u128).map_or(Value::Null, Value::Number)
-    })
+    routeval_sweep::crb::seed_value(seed)
 }
 
 /// Warn about rows sharing `(instance_id, step_index)` (the reference costs the earlier one at
 /// the later one's position).
 fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
-    let mut seen: std::collections::HashMap<(String, String), u64> = Default::default();
-    let mut out = Vec::new();
-    for r in rows {
-        let iid = r
-            .value
-            .get("instance_id")
-            .or_else(|| r.value.get("id"))
-            .map(|v| v.to_string())
-            .unwrap_or_default();
-        let step = r
-            .value
-            .get("step_index")
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "1".into());
-        if let Some(first) = seen.insert((iid.clone(), step.clone()), r.line) {
-            out.push(format!(
-                "{source}:{}: step_index {step} repeats line {first} in trajectory {iid}; the reference costs the earlier row at the later row's position (reproduced)",
-                r.line
-            ));
-        }
-    }
-    out
+    routeval_sweep::crb::duplicate_step_warnings(rows, source)
 }
 
 /// 1-based line of `part` (a sub-slice of `text`) in `text`.
@@ -974,9 +911,10 @@ fn metrics_cmd(a: MetricsArgs) -> CmdResult {
     Ok(common::EXIT_OK)
 }
 
-/// Rows of the bank selected as `crb eval` selects them (shared with `crb sweep`), in the
-/// reference's order of checks (spec §5): the bank exists, then `n`, then the manifest's
-/// quotas, then the sample; then `--benchmark` and `--where`.
+/// Rows of the bank selected as `crb eval` selects them (shared with `crb sweep` and the Python
+/// package: `routeval_bench_data::crb::selection`), in the reference's order of checks (spec
+/// §5): the bank exists, then `n`, then the manifest's quotas, then the sample; then
+/// `--benchmark` and `--where`.
 pub(crate) fn select_bank_rows(
     bank_path: &Path,
     manifest_path: Option<&Path>,
@@ -986,8 +924,6 @@ pub(crate) fn select_bank_rows(
     where_query: Option<&(Query, OnMissingKey)>,
 ) -> Result<(Vec<BankRow>, &'static str, Option<Quotas>), Failure> {
     let bank_name = display_name(bank_path);
-    // 1. Select rows, in the reference's order of checks (spec §5): the bank exists, then
-    //    `n`, then the manifest's quotas, then the sample.
     if bank_path != Path::new("-")
         && std::fs::metadata(bank_path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
     {
@@ -995,53 +931,27 @@ pub(crate) fn select_bank_rows(
             SampleError::BankNotFound(bank_name.clone()).to_string(),
         ));
     }
-    let (rows, sample_mode, quotas): (Vec<BankRow>, &str, Option<Quotas>) = match n {
-        None => (
-            read_bank(open_input(bank_path)?, &bank_name)?,
-            "full_bank",
-            None,
-        ),
-        Some(n) => {
-            check_sample_size(n).map_err(|e| Failure::bad_input(format!("--n {n}: {e}")))?;
-            let manifest = match &manifest_path {
-                Some(p) => Manifest::from_slice(&read_input(p)?, &display_name(p))?,
-                None => published_manifest(),
-            };
-            let manifest_name = manifest_path.map_or("published manifest".into(), display_name);
-            let (q, rows) = select_sample(
-                BankReader::new(open_input(bank_path)?, &bank_name),
-                &manifest,
-                n,
-                seed,
-            )?
-            .map_err(|e| match e {
-                SampleError::NotEnoughRows { .. } => {
-                    Failure::bad_input(format!("{bank_name}: {e}"))
-                }
-                e => Failure::bad_input(format!("{manifest_name}: {e}")),
-            })?;
-            (rows, "proportional_sample", Some(q))
-        }
-    };
-    let rows = if benchmarks.is_empty() {
-        rows
-    } else {
-        let kept = filter_rows(rows, |v| {
-            v.get("benchmark")
-                .and_then(Value::as_str)
-                .is_some_and(|b| benchmarks.iter().any(|x| x == b))
-        });
-        if kept.is_empty() {
-            return Err(Failure::bad_input(format!(
-                "{bank_name}: no rows of benchmark(s) {}",
-                benchmarks.join(", ")
-            )));
-        }
-        kept
-    };
-    let rows = match where_query {
-        None => rows,
-        Some((q, omk)) => select_where(rows, q, *omk, &bank_name)?,
-    };
-    Ok((rows, sample_mode, quotas))
+    let mut keep = where_query.map(|(q, omk)| {
+        move |v: &Value| -> Result<bool, String> { q.matches(v, *omk).map_err(|e| e.to_string()) }
+    });
+    let s = select_bank_rows_with(
+        &bank_name,
+        &mut || open_input(bank_path).map_err(|f| f.message),
+        &mut || {
+            manifest_path
+                .map(|p| read_input(p).map(|b| (b, display_name(p))))
+                .transpose()
+                .map_err(|f| f.message)
+        },
+        SelectOptions {
+            n,
+            seed,
+            benchmarks,
+        },
+        keep.as_mut()
+            .map(|k| k as &mut dyn FnMut(&Value) -> Result<bool, String>),
+        &mut |line| eprintln!("{line}"),
+    )
+    .map_err(Failure::bad_input)?;
+    Ok((s.rows, s.sample_mode, s.quotas))
 }

@@ -12,9 +12,9 @@
 
 use crate::child::LineChild;
 use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
-use routeval_bench_data::gqr::build::{BuildOptions, ExportRow, MirrorDir, build_all};
-use routeval_bench_data::gqr::registry::Registry;
-use routeval_bench_data::gqr::store::{build_dir, read_manifest, read_split};
+use routeval_bench_data::gqr::build::ExportRow;
+use routeval_bench_data::gqr::data::GqrData;
+use routeval_bench_data::gqr::store::build_dir;
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_core::gate::NamedMetrics;
 use routeval_routing_scores::gqr::report::{
@@ -175,11 +175,15 @@ pub(crate) fn run(args: GqrArgs) -> CmdResult {
     }
 }
 
-/// The splits of a build, read from disk or built from a mirror.
-struct Data {
-    splits: HashMap<String, Vec<ExportRow>>,
-    missing: Vec<(String, String)>,
-    origin: String,
+/// The splits of a build, read from disk or built from a mirror
+/// (`routeval_bench_data::gqr::data::GqrData`, shared with the Python package).
+struct Data(GqrData);
+
+impl std::ops::Deref for Data {
+    type Target = GqrData;
+    fn deref(&self) -> &GqrData {
+        &self.0
+    }
 }
 
 impl Data {
@@ -206,15 +210,7 @@ impl Data {
                     )));
                 }
             }
-            let reg = Registry::load().map_err(Failure::bad_input)?;
-            let mut m = MirrorDir { root: dir.clone() };
-            let b =
-                build_all(&reg, &mut m, &BuildOptions::default()).map_err(Failure::bad_input)?;
-            return Ok(Data {
-                splits: b.splits.into_iter().collect(),
-                missing: b.missing.into_iter().map(|u| (u.name, u.reason)).collect(),
-                origin: format!("mirror {}", dir.display()),
-            });
+            return Ok(Data(GqrData::from_mirror(dir).map_err(Failure::bad_input)?));
         }
         let dir = match &a.build_dir {
             Some(d) => d.clone(),
@@ -225,81 +221,16 @@ impl Data {
                     .path,
             ),
         };
-        let manifest = read_manifest(&dir).map_err(Failure::bad_input)?;
-        crate::output::note_input(&dir.join("manifest.json"));
-        for f in &manifest.files {
-            crate::output::note_input(&dir.join(&f.path));
+        let data = GqrData::from_build(&dir, wanted).map_err(Failure::bad_input)?;
+        for p in &data.inputs {
+            crate::output::note_input(p);
         }
-        let mut splits = HashMap::new();
-        for w in wanted {
-            if manifest
-                .files
-                .iter()
-                .any(|f| f.path == format!("{w}.jsonl"))
-            {
-                splits.insert(
-                    w.to_string(),
-                    read_split(&dir, w).map_err(Failure::bad_input)?,
-                );
-            }
-        }
-        Ok(Data {
-            splits,
-            missing: manifest
-                .missing
-                .into_iter()
-                .map(|u| (u.name, u.reason))
-                .collect(),
-            origin: format!("build {}", dir.display()),
-        })
+        Ok(Data(data))
     }
 
     fn split(&self, name: &str) -> Result<&Vec<ExportRow>, Failure> {
-        self.splits.get(name).ok_or_else(|| {
-            // Only the sources this split is built from.
-            let needed = split_sources(name);
-            let missing: Vec<&str> = self
-                .missing
-                .iter()
-                .map(|m| m.0.as_str())
-                .filter(|m| needed.iter().any(|n| n == m))
-                .map(str::trim)
-                .collect();
-            let why = if missing.is_empty() {
-                String::new()
-            } else {
-                format!(" (missing sources: {})", missing.join(", "))
-            };
-            Failure::bad_input(format!(
-                "split {name} is not available in {}{why}",
-                self.origin
-            ))
-        })
+        self.0.split(name).map_err(Failure::bad_input)
     }
-}
-
-/// The registry datasets split `name` is built from (`id_test`, `train`, ... need the three ID
-/// sources; the v2 and background splits also the three background corpora; `ood_test` the
-/// seven OOD sets; `unseen_id` the nine unseen sets).
-fn split_sources(name: &str) -> Vec<String> {
-    use routeval_bench_data::gqr::registry::Role;
-    let roles: &[Role] = match name {
-        "ood_test" => &[Role::Ood],
-        "unseen_id" => &[Role::Unseen],
-        "train_v2" | "eval_v2" | "background_train" | "background_eval" => {
-            &[Role::Id, Role::Background]
-        }
-        _ => &[Role::Id],
-    };
-    Registry::load()
-        .map(|r| {
-            r.datasets
-                .iter()
-                .filter(|d| roles.contains(&d.role))
-                .map(|d| d.name.clone())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn export(a: ExportArgs) -> CmdResult {

@@ -20,6 +20,7 @@ mod frontier;
 mod gqr;
 mod mapped;
 mod rag;
+mod sweep;
 mod trec;
 mod where_;
 
@@ -77,6 +78,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     frontier::register(m)?;
     gqr::register(m)?;
     crb::register(m)?;
+    sweep::register(m)?;
 
     Ok(())
 }

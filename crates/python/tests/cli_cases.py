@@ -1,5 +1,6 @@
-"""The ``routeval compare`` / ``routeval frontier`` invocations the Python bindings are checked
-against, on the shipped examples (``examples/data``), each with the equivalent Python call.
+"""The ``routeval compare`` / ``routeval frontier`` / ``routeval crb sweep`` invocations the Python
+bindings are checked against, on the shipped examples (``examples/data``), each with the
+equivalent Python call.
 
 ``python cli_cases.py ROUTEVAL_BINARY`` rewrites ``fixtures/cli/<name>.json`` with the CLI's
 ``--json`` output (run from any directory); ``test_compare_frontier.py`` compares the bindings
@@ -14,6 +15,9 @@ import sys
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples" / "data"
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "cli"
 RUNS = ["compare/base.run", "compare/better.run", "compare/noisy.run"]
+CRB_BANK = "crb/bank.jsonl"
+CRB_PROBS = "crb/tier_probs.jsonl"
+CRB_SWEEP = ["crb", "sweep", "--bank", CRB_BANK, "--scores", CRB_PROBS]
 
 #: name -> (CLI arguments after `routeval`, Python call (module name, function, args, kwargs)).
 CASES = {
@@ -51,6 +55,41 @@ CASES = {
         ["frontier", "frontier/strong_share.jsonl", "--strong-share", "--weak-quality", "0.5",
          "--strong-quality", "0.8", "--json"],
         ("frontier", "strong_share", ["frontier/strong_share.jsonl", 0.5, 0.8], {}),
+    ),
+    # routeval crb sweep on the shipped 8-row bank and a router's tier probabilities.
+    "crb_sweep_readme": (
+        CRB_SWEEP + ["--tokenizer-setup", "all_cl100k", "--thresholds", "0:1:0.1", "--target-pass-rate", "75",
+                     "--pass-rate", "case", "--json"],
+        ("crb", "sweep", [CRB_PROBS], {"bank": CRB_BANK, "tokenizer_setup": "all_cl100k",
+                                       "thresholds": "0:1:0.1", "target_pass_rate": 75, "pass_rate": "case"}),
+    ),
+    "crb_sweep_default_grid_budget": (
+        CRB_SWEEP + ["--tokenizer-setup", "all_cl100k", "--max-cost-usd", "0.006", "--json"],
+        ("crb", "sweep", [CRB_PROBS], {"bank": CRB_BANK, "tokenizer_setup": "all_cl100k",
+                                       "max_cost_usd": 0.006}),
+    ),
+    "crb_sweep_calibrate_on": (
+        CRB_SWEEP + ["--tokenizer-setup", "all_cl100k", "--thresholds", "0,0.25,0.5,0.75,0.9,1",
+                     "--target-pass-rate", "75", "--pass-rate", "case", "--calibrate-on",
+                     '{"benchmark": "swebench"}', "--json"],
+        ("crb", "sweep", [CRB_PROBS], {"bank": CRB_BANK, "tokenizer_setup": "all_cl100k",
+                                       "thresholds": [0, 0.25, 0.5, 0.75, 0.9, 1], "target_pass_rate": 75,
+                                       "pass_rate": "case", "calibrate_on": {"benchmark": "swebench"}}),
+    ),
+    "crb_sweep_calibrate_fraction": (
+        CRB_SWEEP + ["--tokenizer-setup", "all_cl100k", "--calibrate-fraction", "0.5", "--seed", "7",
+                     "--target-pass-rate", "30", "--json"],
+        ("crb", "sweep", [CRB_PROBS], {"bank": CRB_BANK, "tokenizer_setup": "all_cl100k",
+                                       "calibrate_fraction": 0.5, "seed": 7, "target_pass_rate": 30}),
+    ),
+    "crb_sweep_subselect_unreachable_target": (
+        CRB_SWEEP + ["--tokenizer-setup", "all_cl100k", "--n", "6", "--manifest", "crb/manifest.json", "--seed", "3",
+                     "--benchmark", "swebench", "--benchmark", "mtrag", "--where", '{"step_index": {"lte": 3}}',
+                     "--target-pass-rate", "101", "--json"],
+        ("crb", "sweep", [CRB_PROBS], {"bank": CRB_BANK, "tokenizer_setup": "all_cl100k", "n": 6,
+                                       "manifest": "crb/manifest.json", "seed": 3,
+                                       "benchmark": ["swebench", "mtrag"], "where": {"step_index": {"lte": 3}},
+                                       "target_pass_rate": 101}),
     ),
 }
 

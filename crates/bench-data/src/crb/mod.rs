@@ -15,6 +15,7 @@
 //! [`filter_rows`], which takes any `Fn(&Value) -> bool`.
 
 pub mod public;
+pub mod selection;
 
 use crate::pyrandom::PyRandom;
 use routeval_core::{Error, Location, Tier};

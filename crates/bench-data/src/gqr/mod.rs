@@ -3,6 +3,7 @@
 //! GQR-unseen, rebuilt bit for bit without Python.
 
 pub mod build;
+pub mod data;
 pub mod hub;
 pub mod registry;
 pub mod rows;

@@ -14,6 +14,8 @@ Submodules (imported on first use, so ``import routeval`` stays fast):
   ``build_eval_summary``, ``metrics.aggregate_routerbench_metrics``).
 * ``routeval.compare``: ``routeval compare`` (paired tests, corrected p-values, CIs, gates).
 * ``routeval.frontier``: ``routeval frontier`` (NDCH, AIQ, Pareto sets; RouteLLM AUC/APGR/CPT).
+* ``routeval.sweep``: the threshold sweeps behind ``routeval.crb.sweep`` and
+  ``routeval.gqr.sweep`` (``routeval crb sweep`` / ``routeval gqr sweep``).
 
 Every error routeval raises is a ``routeval.RoutevalError``, a subclass of ``ValueError``.
 """
@@ -22,9 +24,9 @@ import importlib
 
 __version__ = "0.1.0"
 __all__ = ["RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError", "trec", "rag",
-           "where", "gqr", "crb", "compare", "frontier"]
+           "where", "gqr", "crb", "compare", "frontier", "sweep"]
 
-_SUBMODULES = {"trec", "rag", "where", "gqr", "crb", "compare", "frontier"}
+_SUBMODULES = {"trec", "rag", "where", "gqr", "crb", "compare", "frontier", "sweep"}
 _ERRORS = {"RoutevalError", "TrecError", "RagError", "WhereError", "GqrError", "CrbError"}
 
 

@@ -4,7 +4,10 @@ Datasets come from a routeval GQR build (``routeval data fetch gqr``; offline:
 ``routeval data fetch gqr --from MIRROR``), by default ``<gqr cache>/build``
 (``$GQR_CACHE_DIR``, else ``$ROUTEVAL_CACHE_DIR/gqr``, else ``~/.cache/gqr``), or the
 ``build_dir=`` argument. Every split file is checked against the build's ``manifest.json``
-(row count, blake3) when read, as ``routeval gqr export`` does.
+(row count, blake3) when read, as ``routeval gqr export`` does. Or ``mirror=DIR`` (the CLI's
+``--from DIR``): the splits are built in memory from a local mirror of the sources, as
+``routeval gqr export --from DIR`` builds them (same code, same rows; nothing is written,
+and each call builds again).
 
 * ``label2domain``, ``domain2label``: the reference's label maps (3 = out of distribution).
 * ``load_dev_dataset``, ``load_train_dataset(version="v1"|"v2")``, ``load_background_dataset``,
@@ -15,6 +18,7 @@ Datasets come from a routeval GQR build (``routeval data fetch gqr``; offline:
   ``score_unseen_batch(fn, batch_size=32)``, ``unseen_scores(unseen_id_df, ood_df)``: the
   reference's dicts (``id_accuracy``, ``ood_accuracy``, ``gqr_score``; GQR-unseen's five keys).
 * ``Accumulator``: picklable, mergeable counts for sharded scoring (Dask, Spark, Ray).
+* ``sweep(scores, ...)``: ``routeval gqr sweep`` (rejection thresholds; ``routeval.sweep``).
 
 Numbers come from ``routeval_routing_scores::gqr`` (count tables; floats computed once, in
 the reference's order), so they equal ``routeval gqr score --json`` and the reference bit for
@@ -43,6 +47,7 @@ __all__ = [
     "score_unseen_batch",
     "unseen_scores",
     "Accumulator",
+    "sweep",
     "GqrError",
     "default_build_dir",
 ]
@@ -68,9 +73,25 @@ def _dir(build_dir):
     return os.fspath(build_dir) if build_dir is not None else default_build_dir()
 
 
-def _split(build_dir, name):
-    ids, texts, labels, domains, datasets = _native.gqr_read_split(_dir(build_dir), name)
+def _columns(cols):
+    ids, texts, labels, domains, datasets = cols
     return {"id": ids, "text": texts, "label": labels, "domain": domains, "dataset": datasets}
+
+
+def _splits(build_dir, mirror, names):
+    """The splits ``names`` as column dicts: from the mirror (built once for all of them) or
+    from the build (each checked against its manifest)."""
+    if mirror is not None:
+        if build_dir is not None:
+            raise GqrError("give the data once: build_dir= (a build) or mirror= (a mirror of "
+                           "the sources)")
+        cols, _missing = _native.gqr_read_mirror(os.fspath(mirror), list(names))
+        return [_columns(c) for c in cols]
+    return [_columns(_native.gqr_read_split(_dir(build_dir), n)) for n in names]
+
+
+def _split(build_dir, name, mirror=None):
+    return _splits(build_dir, mirror, [name])[0]
 
 
 def _index_labels(ids):
@@ -90,45 +111,43 @@ def _frame(columns, names, index=None):
     return df
 
 
-def _v1(build_dir, name):
-    c = _split(build_dir, name)
+def _v1(c):
     return _frame(c, ["text", "domain", "label"], index=_index_labels(c["id"]))
 
 
-def load_id_test_dataset(build_dir=None):
+def load_id_test_dataset(build_dir=None, *, mirror=None):
     """The ID test set (9,000 rows in the reference): columns ``text, domain, label``."""
-    c = _split(build_dir, "id_test")
+    c = _split(build_dir, "id_test", mirror)
     return _frame(c, ["text", "domain", "label"])
 
 
-def load_train_dataset(version="v1", build_dir=None):
+def load_train_dataset(version="v1", build_dir=None, *, mirror=None):
     """``(train, eval)``. v1: columns ``text, domain, label`` with the reference's (shuffled,
     non-contiguous) index labels; v2: v1 plus the background class (label 3), columns
     ``text, domain, label, source`` (``source`` = ``"gqr"`` for v1 rows), re-indexed."""
     if version == "v1":
-        return _v1(build_dir, "train"), _v1(build_dir, "eval")
+        return tuple(_v1(c) for c in _splits(build_dir, mirror, ["train", "eval"]))
     if version == "v2":
         out = []
-        for name in ("train_v2", "eval_v2"):
-            c = _split(build_dir, name)
+        for c in _splits(build_dir, mirror, ["train_v2", "eval_v2"]):
             c["source"] = [i.split("/")[1] for i in c["id"]]
             out.append(_frame(c, ["text", "domain", "label", "source"]))
         return tuple(out)
     raise GqrError(f"Unknown GQR-Bench version {version!r}: expected 'v1' or 'v2'")
 
 
-def load_dev_dataset(build_dir=None):
+def load_dev_dataset(build_dir=None, *, mirror=None):
     """``(dev_train, dev_eval)``: 1,000 rows of each v1 split, the reference's index labels."""
-    return _v1(build_dir, "dev_train"), _v1(build_dir, "dev_eval")
+    return tuple(_v1(c) for c in _splits(build_dir, mirror, ["dev_train", "dev_eval"]))
 
 
-def load_background_dataset(n_train=None, n_eval=None, build_dir=None):
+def load_background_dataset(n_train=None, n_eval=None, build_dir=None, *, mirror=None):
     """``(train_bg, eval_bg)``: the v2 background class (columns ``text, domain, label,
     source``), re-indexed. A build holds the default sizes only (9,600 and 2,400 in the
     reference); asking for others raises ``GqrError``."""
     out = []
-    for name, want in (("background_train", n_train), ("background_eval", n_eval)):
-        c = _split(build_dir, name)
+    names = ("background_train", "background_eval")
+    for name, want, c in zip(names, (n_train, n_eval), _splits(build_dir, mirror, names)):
         c["source"] = c["dataset"]
         if want is not None and int(want) != len(c["text"]):
             raise GqrError(
@@ -139,17 +158,17 @@ def load_background_dataset(n_train=None, n_eval=None, build_dir=None):
     return tuple(out)
 
 
-def load_ood_test_dataset(build_dir=None):
+def load_ood_test_dataset(build_dir=None, *, mirror=None):
     """The OOD test sets concatenated in the reference's order: columns ``text, domain,
     label, dataset`` (label 3); a set that could not be built is absent (as upstream's
     gated dkhate when not logged in)."""
-    c = _split(build_dir, "ood_test")
+    c = _split(build_dir, "ood_test", mirror)
     return _frame(c, ["text", "domain", "label", "dataset"])
 
 
-def load_unseen_id_test_dataset(build_dir=None):
+def load_unseen_id_test_dataset(build_dir=None, *, mirror=None):
     """The nine GQR-unseen ID sets: columns ``text, label, domain, dataset``."""
-    c = _split(build_dir, "unseen_id")
+    c = _split(build_dir, "unseen_id", mirror)
     return _frame(c, ["text", "label", "domain", "dataset"])
 
 
@@ -276,10 +295,9 @@ def _predict_batches(model_fn, texts, batch_size):
     return out
 
 
-def _score(predict, unseen, build_dir):
+def _score(predict, unseen, build_dir, mirror=None):
     id_split = "unseen_id" if unseen else "id_test"
-    id_rows = _split(build_dir, id_split)
-    ood_rows = _split(build_dir, "ood_test")
+    id_rows, ood_rows = _splits(build_dir, mirror, [id_split, "ood_test"])
     if unseen:
         _warn_missing(UNSEEN_SETS, set(id_rows["dataset"]), "GQR-unseen sets")
     _warn_missing(OOD_SETS, set(ood_rows["dataset"]), "OOD sets")
@@ -290,28 +308,44 @@ def _score(predict, unseen, build_dir):
     return acc.result()
 
 
-def score(model_fn, build_dir=None):
+def score(model_fn, build_dir=None, *, mirror=None):
     """GQR score of ``model_fn(text) -> label`` (called once per text: the ID test set, then
     the OOD sets): ``{"id_accuracy", "ood_accuracy", "gqr_score"}``."""
-    return _score(lambda texts: _predict_each(model_fn, texts), False, build_dir)
+    return _score(lambda texts: _predict_each(model_fn, texts), False, build_dir, mirror)
 
 
-def score_batch(model_fn, batch_size=32, build_dir=None):
+def score_batch(model_fn, batch_size=32, build_dir=None, *, mirror=None):
     """``score`` with ``model_fn(list[str]) -> list[label]`` called on consecutive batches of
     ``batch_size`` (ID texts, then OOD texts; a batch never spans both)."""
-    return _score(lambda texts: _predict_batches(model_fn, texts, batch_size), False, build_dir)
+    return _score(lambda texts: _predict_batches(model_fn, texts, batch_size), False, build_dir,
+                  mirror)
 
 
-def score_unseen_batch(model_fn, batch_size=32, build_dir=None):
+def score_unseen_batch(model_fn, batch_size=32, build_dir=None, *, mirror=None):
     """GQR-unseen score of a batched ``model_fn``: the nine unseen ID sets, then the OOD
     sets. Returns ``{"unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score",
     "unseen_id_per_dataset", "ood_per_dataset"}``."""
-    return _score(lambda texts: _predict_batches(model_fn, texts, batch_size), True, build_dir)
+    return _score(lambda texts: _predict_batches(model_fn, texts, batch_size), True, build_dir,
+                  mirror)
 
 
-def score_unseen(model_fn, build_dir=None):
+def score_unseen(model_fn, build_dir=None, *, mirror=None):
     """``score_unseen_batch`` for a per-text ``model_fn(text) -> label``."""
-    return _score(lambda texts: _predict_each(model_fn, texts), True, build_dir)
+    return _score(lambda texts: _predict_each(model_fn, texts), True, build_dir, mirror)
+
+
+def sweep(scores, *, build_dir=None, mirror=None, unseen=False, thresholds=None,
+          calibrate_on=None):
+    """``routeval gqr sweep``: the rejection threshold of a router emitting ``probs =
+    [p_law, p_finance, p_healthcare]`` per text. ``scores``: a JSON Lines path or records
+    ``{"id", "probs"}`` (ids as ``routeval gqr export`` writes them); ``thresholds``:
+    ``"A:B:STEP"``, a comma list or numbers (default: every distinct top probability);
+    ``calibrate_on``: ``"dev"`` or ``"background"`` (``"eval"`` is refused as by the CLI).
+    Returns a ``routeval.sweep.GqrSweepReport`` (``to_dict()`` == ``--json``)."""
+    from .sweep import gqr_sweep
+
+    return gqr_sweep(scores, build_dir=build_dir, mirror=mirror, unseen=unseen,
+                     thresholds=thresholds, calibrate_on=calibrate_on)
 
 
 def unseen_scores(unseen_id_df, ood_df, pred_col="predictions"):

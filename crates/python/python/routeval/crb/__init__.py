@@ -11,6 +11,8 @@
   ``routeval crb eval --json`` prints.
 * ``Tokenizers(dir=None, setup="native")``: the per-tier token counters, loaded once.
 * ``routeval.crb.metrics``: ``CaseMetrics``, ``aggregate_routerbench_metrics``.
+* ``sweep(scores, ...)``: ``routeval crb sweep`` (tier thresholds, frontier, calibrated
+  choice of τ; ``routeval.sweep``).
 
 Banks default to the public bank installed by ``routeval data fetch crb``; tokenizer files to
 routeval's tokenizer cache (``routeval data fetch tokenizers``). Differences from the
@@ -36,6 +38,7 @@ __all__ = [
     "build_eval_summary",
     "run_question_bank_eval",
     "rows_per_benchmark",
+    "sweep",
     "metrics",
     "CrbError",
 ]
@@ -224,3 +227,28 @@ def run_question_bank_eval(predictor, *, predictor_label="routeval", n=None, see
         shard=shard, sample_mode=mode, seed=seed, proportional_quotas=quotas,
         benchmark_counts=rows_per_benchmark(rows), extra=extra_summary,
         tokenizers=tokenizers, tokenizer_setup=tokenizer_setup)
+
+
+def sweep(scores, *, bank=None, thresholds=None, target_pass_rate=None, max_cost_usd=None,
+          pass_rate="trajectory", calibrate_on=None, calibrate_fraction=None, manifest=None,
+          n=None, benchmark=None, where=None, on_missing_key=None, seed=42, tokenizers=None,
+          tokenizer_setup="native"):
+    """``routeval crb sweep``: the threshold of a tier router emitting ``tier_probs =
+    [p_low, p_mid, p_mid_high, p_high]`` per bank row. At τ a row goes to the cheapest tier
+    whose cumulative probability reaches τ (``high`` if none).
+
+    ``scores``: a JSON Lines path or records ``{"id", "tier_probs"}``. The other arguments
+    are the CLI's options: the bank selection of ``crb eval`` (``bank``, default the cached
+    public bank; ``manifest``, ``n``, ``seed``, ``benchmark``, ``where``, ``on_missing_key``),
+    its tokenizers (``tokenizers`` = a directory, ``tokenizer_setup``), ``thresholds``
+    (``"A:B:STEP"``, a comma list or numbers), ``target_pass_rate`` (percent) or
+    ``max_cost_usd``, ``pass_rate`` (``"trajectory"`` or ``"case"``), ``calibrate_on`` (a
+    ``where`` query: a dict or JSON text) or ``calibrate_fraction`` (with ``seed``).
+    Returns a ``routeval.sweep.CrbSweepReport`` (``to_dict()`` == ``--json``)."""
+    from ..sweep import crb_sweep
+
+    return crb_sweep(scores, bank=bank, thresholds=thresholds, target_pass_rate=target_pass_rate,
+                     max_cost_usd=max_cost_usd, pass_rate=pass_rate, calibrate_on=calibrate_on,
+                     calibrate_fraction=calibrate_fraction, manifest=manifest, n=n,
+                     benchmark=benchmark, where=where, on_missing_key=on_missing_key, seed=seed,
+                     tokenizers=tokenizers, tokenizer_setup=tokenizer_setup)

@@ -1,0 +1,41 @@
+//! Router threshold sweeps: the engines behind `routeval crb sweep`, `routeval gqr sweep` and
+//! the Python package's `routeval.crb.sweep` / `routeval.gqr.sweep`, so the CLI and the
+//! bindings compute the same reports from the same code.
+//!
+//! * [`crb`]: a tier router's probabilities `[p_low, p_mid, p_mid_high, p_high]` per bank row;
+//!   per threshold τ the blocks `crb eval --json` prints (`routeval_routing_scores::crb::
+//!   sweep::evaluate_tiers`), the cost–pass-rate frontier (RouterBench NDCH/AIQ, Pareto set)
+//!   and a τ chosen by a target pass rate or a budget, optionally on calibration trajectories.
+//! * [`gqr`]: a guarded router's probabilities `[p_law, p_finance, p_healthcare]` per text;
+//!   per τ the keys `gqr score --json` prints (`routeval_routing_scores::gqr`), the OOD-vs-ID
+//!   accuracy curve and a τ calibrated on the dev split or the v2 background class.
+//!
+//! Pure logic: the score files arrive as readers, bank rows and GQR splits already loaded
+//! (`routeval_bench_data`), tokenizers through a loader the caller hands in; stderr notes and
+//! warnings go to a caller's sink, in the order the CLI prints them. Reports are typed values
+//! with `to_json` (the `--json` output) and `render_text` (the table).
+
+pub mod crb;
+pub mod gqr;
+
+/// A sweep that cannot run: bad input (a message naming file and line where there is one),
+/// an option out of range, data that cannot be scored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// A bad scores line, a missing score, an id not in the data, an option out of range.
+    #[error("{0}")]
+    Input(String),
+    /// The rows or the data: a bad bank row, a split that is not available, tokenizers that
+    /// cannot be built.
+    #[error("{0}")]
+    Data(String),
+}
+
+impl SweepError {
+    fn input(m: impl std::fmt::Display) -> Self {
+        SweepError::Input(m.to_string())
+    }
+    fn data(m: impl std::fmt::Display) -> Self {
+        SweepError::Data(m.to_string())
+    }
+}
