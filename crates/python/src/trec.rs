@@ -567,7 +567,11 @@ fn trec_evaluate_files<'py>(
         let qb = file_bytes(&qrels_path).map_err(|e| format!("{qsrc}: {e}"))?;
         let rb = file_bytes(&run_path).map_err(|e| format!("{rsrc}: {e}"))?;
         let qrels = Qrels::from_bytes(&qb, &qsrc).map_err(|e| e.to_string())?;
-        trec::evaluate_bytes(&qrels, &rb, &rsrc, &opts, &qsrc).map_err(|e| e.to_string())
+        let ev = trec::evaluate_bytes(&qrels, &rb, &rsrc, &opts, &qsrc);
+        // Freeing the judgments (a few allocations per query) and unmapping the files take
+        // tens of milliseconds: done on a pool thread, off the caller's path.
+        rayon::spawn(move || drop((qrels, qb, rb)));
+        ev.map_err(|e| e.to_string())
     });
     let ev = ev.map_err(err)?;
     let out = PyDict::new(py);
@@ -590,6 +594,7 @@ fn trec_evaluate_files<'py>(
     if summary {
         out.set_item("all", summary_dict(py, &ev.measures, &ev.summary)?)?;
     }
+    rayon::spawn(move || drop(ev));
     Ok(out)
 }
 
