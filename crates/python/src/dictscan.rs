@@ -14,8 +14,9 @@
 //! Python code, so with the GIL held nothing can change the dict while it is scanned. Any other
 //! key or value type (a subclass, an `int` score, NaN, ...) makes the scan give up
 //! ([`Scan::Slow`]) and the caller redoes that query with the safe path, which also raises the
-//! errors. The borrowed key pointers returned are valid while the GIL stays held and the run
-//! dict is unchanged: the caller uses them (for score ties) before releasing the GIL.
+//! errors. No borrowed pointer outlives a scan: documents are returned as (score key,
+//! judgment, position in the dict), and where scores tie the caller reads the docnos again
+//! through the safe API.
 
 #![allow(unsafe_code)]
 
@@ -110,103 +111,72 @@ impl JudgedTable {
 
 /// The result of [`scan_query`].
 pub(crate) enum Scan {
-    /// Every document was read (and, for a judged query, ranked and appended).
+    /// Every document was read (and, for a judged query, appended).
     Done,
     /// A key or value this scan does not read (not an exact `str` key, not a non-NaN exact
-    /// `float` score): redo the query with the safe path. Nothing was appended.
+    /// `float` score), or a dict too large for a 31-bit position: redo the query with the safe
+    /// path. Nothing was appended.
     Slow,
 }
 
-/// Scan `qdocs` (`{docno: score}`). With `table` (a judged query), append the query's
-/// ranking to `out` as `(score key, relevance)` in trec_eval's order: score key descending
-/// (`key_of`), ties by docno descending in UTF-8 byte order, like the file readers. Without
-/// `table`, only check the documents.
-///
-/// Errors: those of reading a tied docno's text (none for an exact `str`).
+/// One document of a judged query as scanned: its score key, its judgment and its position
+/// in the query's dict (to fetch its docno again should its score tie another's).
+#[derive(Clone, Copy)]
+pub(crate) struct ScannedDoc {
+    /// The score key (`score_key_for`), higher ranks first.
+    pub(crate) key: u64,
+    /// The qrels value, if judged.
+    pub(crate) rel: Option<i32>,
+    /// The position in the dict's iteration order.
+    pub(crate) at: u32,
+}
+
+/// Scan `qdocs` (`{docno: score}`). With `table` (a judged query), append one
+/// [`ScannedDoc`] per document to `out`, in dict order (the caller ranks them); without
+/// `table`, only check the documents. No pointer into the dict outlives this call.
 pub(crate) fn scan_query(
     qdocs: &Bound<'_, PyDict>,
     table: Option<&JudgedTable>,
     key_of: impl Fn(f64) -> u64,
-    scratch: &mut Vec<(u64, Option<i32>, *mut ffi::PyObject)>,
-    out: &mut Vec<(u64, Option<i32>)>,
-) -> PyResult<Scan> {
-    let py = qdocs.py();
-    scratch.clear();
+    out: &mut Vec<ScannedDoc>,
+) -> Scan {
+    let start = out.len();
+    if u32::try_from(qdocs.len()).is_err() {
+        return Scan::Slow;
+    }
     let dict = qdocs.as_ptr();
     let mut pos: ffi::Py_ssize_t = 0;
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut at = 0u32;
     // SAFETY: `dict` is a live dict (borrowed from `qdocs`) and the GIL is held (`Bound`).
     // `PyDict_Next` hands out borrowed references; nothing in this loop runs Python code or
-    // allocates a Python object (see the module notes), so the dict cannot change meanwhile.
+    // allocates a Python object (see the module notes), so the dict cannot change meanwhile,
+    // and no borrowed pointer is kept past the loop.
     unsafe {
         let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
         let float_type = std::ptr::addr_of_mut!(ffi::PyFloat_Type);
         while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
             if ffi::Py_TYPE(key) != str_type || ffi::Py_TYPE(value) != float_type {
-                return Ok(Scan::Slow);
+                out.truncate(start);
+                return Scan::Slow;
             }
             let score = ffi::PyFloat_AsDouble(value);
             if score.is_nan() {
-                return Ok(Scan::Slow);
+                out.truncate(start);
+                return Scan::Slow;
             }
             let Some(t) = table else {
                 continue;
             };
             let hash = ffi::PyObject_Hash(key);
-            scratch.push((key_of(score), t.rel(key, hash), key));
+            out.push(ScannedDoc {
+                key: key_of(score),
+                rel: t.rel(key, hash),
+                at,
+            });
+            at += 1;
         }
     }
-    if table.is_none() {
-        return Ok(Scan::Done);
-    }
-    let tied = sort_desc(scratch);
-    if tied {
-        // Take a reference to every tied docno before anything that could run Python code
-        // (reading a text allocates): from then on they stay alive whatever happens to the
-        // dict.
-        let mut owned: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
-        for (i, w) in scratch.windows(2).enumerate() {
-            if w[0].0 == w[1].0 {
-                for k in [i, i + 1] {
-                    if owned.last().is_none_or(|(j, _)| *j < k) {
-                        // SAFETY: `scratch[k].2` was borrowed from the dict in the loop
-                        // above and no Python code has run since.
-                        owned.push((k, unsafe { Bound::from_borrowed_ptr(py, scratch[k].2) }));
-                    }
-                }
-            }
-        }
-        let mut docs: Vec<(u64, Option<i32>, usize)> = scratch
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.0, d.1, i))
-            .collect();
-        crate::trec::break_ties(&mut docs, |i| {
-            let at = owned.partition_point(|(j, _)| *j < i);
-            crate::trec::text(&owned[at].1, "document id").map(|t| t.into_owned())
-        })?;
-        out.extend(docs.iter().map(|d| (d.0, d.1)));
-    } else {
-        out.extend(scratch.iter().map(|d| (d.0, d.1)));
-    }
-    Ok(Scan::Done)
-}
-
-/// Sort by score key descending (unless already strictly descending); whether two keys tie.
-/// One sort of plain integers (`!key << 64 | position`), then the documents are moved once.
-fn sort_desc(docs: &mut [(u64, Option<i32>, *mut ffi::PyObject)]) -> bool {
-    if docs.windows(2).all(|w| w[0].0 > w[1].0) {
-        return false;
-    }
-    let mut order: Vec<u128> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (u128::from(!d.0) << 64) | i as u128)
-        .collect();
-    order.sort_unstable();
-    let sorted: Vec<(u64, Option<i32>, *mut ffi::PyObject)> =
-        order.iter().map(|&k| docs[k as u64 as usize]).collect();
-    docs.copy_from_slice(&sorted);
-    docs.windows(2).any(|w| w[0].0 == w[1].0)
+    Scan::Done
 }

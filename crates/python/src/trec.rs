@@ -2,7 +2,7 @@
 //! (pytrec_eval's shapes) or as files, over `routeval_retrieval_metrics::trec`.
 
 use crate::TrecError;
-use crate::dictscan::{JudgedTable, Scan, scan_query};
+use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_query};
 use crate::mapped::file_bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
@@ -162,14 +162,15 @@ pub(crate) struct TrecEvaluator {
     text_names: Vec<Py<PyString>>,
 }
 
-/// The judged queries of a run dict, each ranked and joined with its judgments (under the
-/// GIL); evaluated in parallel without it.
+/// The judged queries of a run dict joined with their judgments (under the GIL); ranked and
+/// evaluated in parallel without it.
 struct Gathered<'py> {
-    /// `(qid as given, qrels position)` per judged run query, in run order.
-    queries: Vec<(Bound<'py, PyAny>, usize)>,
-    /// `(score key, relevance)` of every query's documents in rank order, one query after the
-    /// other.
-    docs: Vec<(u64, Option<i32>)>,
+    /// `(qid as given, qrels position, the query's run dict)` per judged run query, in run
+    /// order. The dict is `None` when the safe path ranked the query already.
+    queries: Vec<(Bound<'py, PyAny>, usize, Option<Bound<'py, PyDict>>)>,
+    /// Every query's documents, one query after the other: in rank order where the safe path
+    /// ranked them, else in dict order (ranked by [`TrecEvaluator::compute`]).
+    docs: Vec<ScannedDoc>,
     /// `docs[bounds[k]..bounds[k + 1]]` are query `k`'s documents.
     bounds: Vec<usize>,
 }
@@ -221,7 +222,6 @@ impl TrecEvaluator {
             docs: Vec::new(),
             bounds: vec![0],
         };
-        let mut scratch = Vec::new();
         for (qid, qdocs) in run.iter() {
             if !qid.is_instance_of::<PyString>() {
                 text(&qid, "query id")?;
@@ -239,17 +239,21 @@ impl TrecEvaluator {
             let table = pos.map(|p| &self.tables[p]).filter(|t| t.usable());
             let fast = match (pos, table) {
                 (Some(_), None) => Scan::Slow,
-                _ => scan_query(&qdocs, table, key_of, &mut scratch, &mut g.docs)?,
+                _ => scan_query(&qdocs, table, key_of, &mut g.docs),
             };
-            if let Scan::Slow = fast {
-                let judgments = pos.map(|p| self.judgments[p].bind(py));
-                self.gather_safe(&qid, &qdocs, judgments, &mut g.docs)?;
-            }
+            let unranked = match fast {
+                Scan::Done => Some(qdocs),
+                Scan::Slow => {
+                    let judgments = pos.map(|p| self.judgments[p].bind(py));
+                    self.gather_safe(&qid, &qdocs, judgments, &mut g.docs)?;
+                    None
+                }
+            };
             let Some(pos) = pos else {
                 continue;
             };
             g.bounds.push(g.docs.len());
-            g.queries.push((qid, pos));
+            g.queries.push((qid, pos, unranked));
         }
         Ok(g)
     }
@@ -261,11 +265,14 @@ impl TrecEvaluator {
         qid: &Bound<'py, PyAny>,
         qdocs: &Bound<'py, PyDict>,
         judgments: Option<&Bound<'py, PyDict>>,
-        out: &mut Vec<(u64, Option<i32>)>,
+        out: &mut Vec<ScannedDoc>,
     ) -> PyResult<()> {
         let mut docs: Vec<(u64, Option<i32>, usize)> = Vec::with_capacity(qdocs.len());
         let mut objs: Vec<Bound<'py, PyAny>> = Vec::with_capacity(qdocs.len());
-        for (d, s) in qdocs.iter() {
+        // A snapshot of the items: converting a score may run Python code (`__float__`), which
+        // could change the dict under a live iterator.
+        for item in qdocs.items().iter() {
+            let (d, s) = item.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
             let score: f64 = s.extract().map_err(|_| {
                 type_err(format!(
                     "score of document '{}' for query '{}' must be an int or float",
@@ -303,7 +310,93 @@ impl TrecEvaluator {
                 })?;
             }
         }
-        out.extend(docs.iter().map(|d| (d.0, d.1)));
+        out.extend(docs.iter().map(|d| ScannedDoc {
+            key: d.0,
+            rel: d.1,
+            at: 0,
+        }));
+        Ok(())
+    }
+
+    /// Rank the queries the borrowed scan left in dict order, in parallel without the GIL:
+    /// score key descending; where keys tie, the tied docnos are read again from the query's
+    /// dict (under the GIL, checked against the scores scanned) and ordered as trec_eval
+    /// orders them (docno descending in byte order).
+    fn rank(&self, py: Python<'_>, g: &mut Gathered<'_>) -> PyResult<()> {
+        let bounds = &g.bounds;
+        let unranked: Vec<bool> = g.queries.iter().map(|q| q.2.is_some()).collect();
+        let tied: Vec<usize> = {
+            let docs = &mut g.docs;
+            py.detach(|| {
+                let mut slices: Vec<&mut [ScannedDoc]> = Vec::with_capacity(unranked.len());
+                let mut rest: &mut [ScannedDoc] = docs;
+                for k in 0..unranked.len() {
+                    let (head, tail) = rest.split_at_mut(bounds[k + 1] - bounds[k]);
+                    slices.push(head);
+                    rest = tail;
+                }
+                slices
+                    .par_iter_mut()
+                    .enumerate()
+                    .with_min_len(64)
+                    .filter_map(|(k, d)| (unranked[k] && sort_desc(d)).then_some(k))
+                    .collect()
+            })
+        };
+        for k in tied {
+            let (qid, _, qdocs) = &g.queries[k];
+            let Some(qdocs) = qdocs else { continue };
+            let docs = &mut g.docs[bounds[k]..bounds[k + 1]];
+            // The docnos by dict position, each checked against the score scanned.
+            let changed = || {
+                err(format!(
+                    "the run of query '{}' changed while it was evaluated",
+                    qid.str().map(|s| s.to_string()).unwrap_or_default()
+                ))
+            };
+            if qdocs.len() != docs.len() {
+                return Err(changed());
+            }
+            let mut texts: Vec<Option<String>> = vec![None; docs.len()];
+            let mut needed = vec![false; docs.len()];
+            for w in docs.windows(2) {
+                if w[0].key == w[1].key {
+                    needed[w[0].at as usize] = true;
+                    needed[w[1].at as usize] = true;
+                }
+            }
+            let keys: Vec<u64> = {
+                let mut keys = vec![0u64; docs.len()];
+                for d in docs.iter() {
+                    keys[d.at as usize] = d.key;
+                }
+                keys
+            };
+            for (i, item) in qdocs.items().iter().enumerate() {
+                let (d, s) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+                if i >= docs.len() {
+                    return Err(changed());
+                }
+                if !needed[i] {
+                    continue;
+                }
+                let score: f64 = s.extract().map_err(|_| changed())?;
+                if score_key_for(self.opts.version, score) != keys[i] {
+                    return Err(changed());
+                }
+                texts[i] = Some(text(&d, "document id")?.into_owned());
+            }
+            let mut ranked: Vec<(u64, Option<i32>, usize)> =
+                docs.iter().map(|d| (d.key, d.rel, d.at as usize)).collect();
+            break_ties(&mut ranked, |i| texts[i].clone().ok_or_else(changed))?;
+            for (slot, (key, rel, at)) in docs.iter_mut().zip(ranked) {
+                *slot = ScannedDoc {
+                    key,
+                    rel,
+                    at: at as u32,
+                };
+            }
+        }
         Ok(())
     }
 
@@ -313,7 +406,7 @@ impl TrecEvaluator {
     fn compute(&self, py: Python<'_>, g: &Gathered<'_>) -> Vec<f64> {
         let n = self.opts.measures.n_values();
         let nq = g.queries.len();
-        let positions: Vec<usize> = g.queries.iter().map(|(_, p)| *p).collect();
+        let positions: Vec<usize> = g.queries.iter().map(|q| q.1).collect();
         let (docs, bounds, qrels, opts) = (&g.docs, &g.bounds, &self.qrels, &self.opts);
         py.detach(|| {
             let mut values = vec![0.0f64; n * nq];
@@ -330,7 +423,7 @@ impl TrecEvaluator {
                         docs[bounds[k]..bounds[k + 1]]
                             .iter()
                             .take(opts.max_docs_per_topic)
-                            .map(|d| d.1),
+                            .map(|d| d.rel),
                         qq,
                         opts.relevance_level,
                         opts.judged_only,
@@ -340,6 +433,23 @@ impl TrecEvaluator {
             values
         })
     }
+}
+
+/// Sort by score key descending (unless already strictly descending); whether two keys tie.
+/// One sort of plain integers (`!key << 64 | index`), then the documents are moved once.
+fn sort_desc(docs: &mut [ScannedDoc]) -> bool {
+    if docs.windows(2).all(|w| w[0].key > w[1].key) {
+        return false;
+    }
+    let mut order: Vec<u128> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (u128::from(!d.key) << 64) | i as u128)
+        .collect();
+    order.sort_unstable();
+    let sorted: Vec<ScannedDoc> = order.iter().map(|&k| docs[k as u64 as usize]).collect();
+    docs.copy_from_slice(&sorted);
+    docs.windows(2).any(|w| w[0].key == w[1].key)
 }
 
 #[pymethods]
@@ -420,11 +530,12 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let g = self.gather(run)?;
+        let mut g = self.gather(run)?;
+        self.rank(py, &mut g)?;
         let values = self.compute(py, &g);
         let n = self.opts.measures.n_values();
         let out = PyDict::new(py);
-        for (k, (qid, _)) in g.queries.iter().enumerate() {
+        for (k, (qid, _, _)) in g.queries.iter().enumerate() {
             let d = PyDict::new(py);
             for (name, (_, slot)) in self.names.iter().zip(&self.slots) {
                 d.set_item(name.bind(py), values[k * n + slot])?;
@@ -444,14 +555,15 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let g = self.gather(run)?;
+        let mut g = self.gather(run)?;
+        self.rank(py, &mut g)?;
         let values = self.compute(py, &g);
         let n = self.opts.measures.n_values();
         let mut order: Vec<usize> = (0..g.queries.len()).collect();
         order.sort_unstable_by_key(|&k| g.queries[k].1);
         let out = PyList::empty(py);
         for k in order {
-            let (qid, pos) = &g.queries[k];
+            let (qid, pos, _) = &g.queries[k];
             let v = PyTuple::new(py, values[k * n..(k + 1) * n].iter().copied())?;
             out.append((*pos, qid, v))?;
         }

@@ -258,3 +258,18 @@ def test_dict_value_types_take_the_same_path_results():
     bad["q2"][docs[3]] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
         ev.evaluate(bad)
+
+
+def test_a_score_that_changes_the_run_while_read_does_not_crash():
+    # Converting this score runs Python code that empties the query's dict: the general path
+    # reads a snapshot of the items, so the evaluation ends normally (no panic, no crash).
+    run = {"q": {}}
+
+    class Sneaky:
+        def __float__(self):
+            run["q"].clear()
+            return 0.5
+
+    run["q"].update({"a": Sneaky(), "b": 0.25, "c": 0.75})
+    got = rt.RelevanceEvaluator({"q": {"a": 1, "c": 0}}, {"map", "P.2"}).evaluate(run)
+    assert got == {"q": {"map": 1.0 / 2.0, "P_2": 0.5}}
