@@ -32,7 +32,7 @@ use routeval_routing_scores::crb::resample::ScoresV2Units;
 use routeval_routing_scores::crb::scores::{
     CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
 };
-use routeval_routing_scores::crb::walk::{WalkContext, WalkError};
+use routeval_routing_scores::crb::walk::WalkContext;
 use routeval_tier_cost::tokens::{
     EncoderKind, TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
@@ -730,17 +730,7 @@ fn score_records(
     CrbMetrics::compute(records, &mut ctx).map_err(|e| {
         let i = e.record();
         let rec = &records[i];
-        let what = match &e {
-            WalkError::Count { source, .. } => source
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
-            WalkError::StepIndex(..) => "step_index must be a number".to_string(),
-            other => other.to_string(),
-        };
+        let what = e.problem();
         Failure::bad_input(format!(
             "{bank_name}:{}: row {}: {what}",
             lines[i],

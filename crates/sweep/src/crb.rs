@@ -276,17 +276,7 @@ impl Side {
 
 fn walk_failure(bank_name: &str, side: &Side, e: WalkError) -> SweepError {
     let i = e.record();
-    let what = match &e {
-        WalkError::Count { source, .. } => source
-            .to_string()
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string(),
-        WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
-        WalkError::StepIndex(..) => "step_index must be a number".to_string(),
-        other => other.to_string(),
-    };
+    let what = e.problem();
     SweepError::data(format!(
         "{bank_name}:{}: row {}: {what}",
         side.lines.get(i).copied().unwrap_or(0),

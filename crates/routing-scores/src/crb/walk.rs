@@ -49,6 +49,21 @@ impl WalkError {
             WalkError::MessagesNotList(r, _) | WalkError::StepIndex(r, _) => *r,
         }
     }
+
+    /// The problem without the row prefix, on one line (the first line of a counting
+    /// error): what `crb eval` and `crb sweep` print after `BANK:LINE: row N: `.
+    pub fn problem(&self) -> String {
+        match self {
+            WalkError::Count { source, .. } => source
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            WalkError::MessagesNotList(..) => "messages must be a list".to_string(),
+            WalkError::StepIndex(..) => "step_index must be a number".to_string(),
+        }
+    }
 }
 
 /// One path's bill for one step (the `expected_steps.json` debugging fields).
