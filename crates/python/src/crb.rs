@@ -350,7 +350,7 @@ fn crb_build_summary(
             format!(
                 "row {}: {}",
                 routeval_bench_data::crb::id_repr(&rec.id),
-                e.to_string().lines().next().unwrap_or_default()
+                e.problem()
             )
         })?;
         let s = build_summary(label, &selection, &mut records, &m, extra.as_ref(), true);
