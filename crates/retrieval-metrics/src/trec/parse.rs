@@ -61,7 +61,9 @@ pub(crate) fn is_space(b: u8) -> bool {
     SPACE[b as usize]
 }
 
-/// A fast 64-bit hash of an identifier (FNV-style over 8-byte words, then mixed).
+/// A fast 64-bit hash of an identifier (FNV-style over 8-byte words, then mixed). The 1-7
+/// bytes after the last whole word are read with two overlapping loads instead of a byte loop;
+/// the length is mixed in first, so the overlap still tells identifiers apart.
 #[inline]
 pub(crate) fn hash_id(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
@@ -71,12 +73,37 @@ pub(crate) fn hash_id(bytes: &[u8]) -> u64 {
         h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
     }
     let rem = chunks.remainder();
-    let mut last = 0u64;
-    for (i, &b) in rem.iter().enumerate() {
-        last |= (b as u64) << (8 * i);
-    }
+    let r = rem.len();
+    let last = if r >= 4 {
+        let lo = u32::from_le_bytes(rem[..4].try_into().expect("4 bytes"));
+        let hi = u32::from_le_bytes(rem[r - 4..].try_into().expect("4 bytes"));
+        u64::from(lo) | (u64::from(hi) << 32)
+    } else if r > 0 {
+        u64::from(rem[0]) | (u64::from(rem[r / 2]) << 8) | (u64::from(rem[r - 1]) << 16)
+    } else {
+        0
+    };
     h = (h ^ last).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 29)
+}
+
+/// Byte equality of two identifiers, inlined for the short ones qids and docnos usually are
+/// (at most 16 bytes: two overlapping word compares) instead of a call to `memcmp`.
+#[inline(always)]
+pub(crate) fn same_id(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let w8 = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let w4 = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        _ => a == b,
+    }
 }
 
 /// Split `line` into whitespace-separated fields, filling `out`; returns how many fields the
@@ -145,11 +172,6 @@ pub(crate) fn is_skippable(line: &[u8]) -> bool {
     }
 }
 
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
 /// The UTF-8 byte order mark some editors put at the start of a file.
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -162,51 +184,144 @@ pub(crate) fn strip_bom(buf: &[u8]) -> &[u8] {
 /// Parse a run score as C's `strtod` would for a complete number (correctly rounded), refusing
 /// anything that is not entirely a number and refusing NaN.
 ///
-/// Plain decimals of at most 16 bytes (so at most 15 digits) take an exact fast path (Clinger:
-/// an integer below 2^53 divided by an exact power of ten is correctly rounded); everything
-/// else (exponents, `inf`, long mantissas) goes through `fast_float2`, whose grammar and
-/// correctly rounded results are `str::parse::<f64>`'s (checked in the tests).
+/// Plain decimals (`[+-]digits[.digits]`, at most 19 digits, at most 22 after the point: what
+/// run writers print, Python's 17-digit `repr` included) take [`plain_decimal`]'s exact fast
+/// path; everything else (exponents, `inf`, longer mantissas) and the rare decimal that path
+/// cannot settle go through `fast_float2`, whose grammar and correctly rounded results are
+/// `str::parse::<f64>`'s (both checked against it in the tests).
 #[inline]
 pub fn parse_score(s: &[u8]) -> Option<f64> {
-    // Short plain decimals (at most 15 digits, so the integer is below 2^53): Clinger's exact
-    // fast path.
-    if s.len() <= 16 {
-        let (neg, digits) = match s.first() {
-            Some(b'-') => (true, &s[1..]),
-            Some(b'+') => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let mut mant: u64 = 0;
-        let mut ndig = 0usize;
-        let mut frac = 0usize;
-        let mut seen_dot = false;
-        let mut ok = !digits.is_empty() && digits != b".";
-        for &b in digits {
-            match b {
-                b'0'..=b'9' => {
-                    mant = mant * 10 + (b - b'0') as u64;
-                    ndig += 1;
-                    if seen_dot {
-                        frac += 1;
-                    }
-                }
-                b'.' if !seen_dot => seen_dot = true,
-                _ => {
-                    ok = false;
-                    break;
-                }
-            }
-        }
-        if ok && ndig <= 15 {
-            let v = mant as f64 / POW10[frac];
-            return Some(if neg { -v } else { v });
-        }
+    if let Some(v) = plain_decimal(s) {
+        return Some(v);
     }
-    // Everything else (long mantissas such as Python's 17-digit `repr`, exponents, `inf`):
-    // fast_float2, the Eisel-Lemire conversion `str::parse` also uses, with the same grammar,
-    // read from the bytes.
     let v: f64 = fast_float2::parse(s).ok()?;
     (!v.is_nan()).then_some(v)
+}
+
+/// The nearest `f64` of `10^-k`, `k = 0..=22` (a starting guess only, see [`plain_decimal`]).
+const POW10_NEG: [f64; 23] = [
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+];
+
+/// `10^k` as integers, `k = 0..=22`.
+const POW10_INT: [u128; 23] = {
+    let mut t = [1u128; 23];
+    let mut k = 1;
+    while k < 23 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// The value of eight ASCII digits read as one little-endian word, or `None` if any byte is
+/// not a digit (SWAR: two multiply-and-shift steps combine digit pairs, then pairs of pairs).
+#[inline(always)]
+fn eight_digits(b: &[u8]) -> Option<u64> {
+    let v = u64::from_le_bytes(b[..8].try_into().ok()?);
+    // Every byte is 0x30..=0x39: high nibble 3 both before and after adding 6.
+    if v & v.wrapping_add(0x0606_0606_0606_0606) & 0xf0f0_f0f0_f0f0_f0f0 != 0x3030_3030_3030_3030 {
+        return None;
+    }
+    let d = v - 0x3030_3030_3030_3030;
+    // Each 16-bit lane's low byte becomes 10 * first + second digit.
+    let p = d.wrapping_mul(10).wrapping_add(d >> 8);
+    const LANES: u64 = 0x0000_00ff_0000_00ff;
+    let hi = (p & LANES).wrapping_mul(100 + (1_000_000 << 32));
+    let lo = ((p >> 16) & LANES).wrapping_mul(1 + (10_000 << 32));
+    Some(hi.wrapping_add(lo) >> 32)
+}
+
+/// The exact fast path of [`parse_score`]: a plain decimal `[+-]I[.F]` with at most 19 digits
+/// in all (the integer `w` fits 63 bits) and at most 22 after the point (`10^k` fits the
+/// tables), or `None` to leave the string to the general parser.
+///
+/// Without a fraction (`k = 0`) and `w <= 2^53`, `w` is exact. Otherwise the guess
+/// `c = f64(w) * f64(10^-k)` (a unit or so off at worst) is checked exactly in 128-bit
+/// integers: with `c = m * 2^e`, `c` is the correctly rounded value of `w / 10^k` iff
+/// `|w * 2^-e - m * 10^k| < 10^k / 2`, or equal and `m` even (ties to even); when it is not,
+/// its neighbour on the side of the exact value is checked the same way. Anything the check
+/// cannot settle (`m` a power of two, where the spacing below is half; a neighbour in another
+/// binade; shifts that would overflow) returns `None`.
+#[inline]
+fn plain_decimal(s: &[u8]) -> Option<f64> {
+    let (neg, digits) = match *s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let int_len = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let (int, frac) = match digits.get(int_len) {
+        None => (digits, &digits[int_len..]),
+        Some(b'.') => (&digits[..int_len], &digits[int_len + 1..]),
+        Some(_) => return None,
+    };
+    let k = frac.len();
+    if int.len() + k > 19 || k > 22 || int.len() + k == 0 {
+        return None;
+    }
+    let mut w: u64 = 0;
+    for &b in int {
+        w = w * 10 + u64::from(b - b'0');
+    }
+    let mut rest = frac;
+    while rest.len() >= 8 {
+        w = w * 100_000_000 + eight_digits(rest)?;
+        rest = &rest[8..];
+    }
+    for &b in rest {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        w = w * 10 + u64::from(b - b'0');
+    }
+    let c = if k == 0 || w == 0 {
+        if w > 1 << 53 {
+            return None;
+        }
+        w as f64
+    } else {
+        // One multiplication by the nearest `f64` of `10^-k` (a division's latency is several
+        // times a multiplication's); the result may be a unit or so off, which the exact check
+        // below corrects or refers to the general parser.
+        if w >= 1 << 63 {
+            return None;
+        }
+        let c = (w as i64) as f64 * POW10_NEG[k];
+        let bits = c.to_bits();
+        let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1075;
+        if m == 1 << 52 || e >= 0 {
+            return None;
+        }
+        let sh = (-e) as u32;
+        let wide = u128::from(w);
+        if sh >= wide.leading_zeros() {
+            return None;
+        }
+        let exact = wide << sh;
+        let p = POW10_INT[k];
+        let nearest = |m: u64| {
+            let twice = 2 * exact.abs_diff(u128::from(m) * p);
+            twice < p || (twice == p && m & 1 == 0)
+        };
+        if nearest(m) {
+            c
+        } else {
+            // Try the neighbour on the side of the exact value (same binade only).
+            let up = exact > u128::from(m) * p;
+            let n = if up { m + 1 } else { m - 1 };
+            if n == 1 << 53 || n < 1 << 52 || !nearest(n) {
+                return None;
+            }
+            f64::from_bits(if up { bits + 1 } else { bits - 1 })
+        }
+    };
+    Some(if neg { -c } else { c })
 }
 
 /// Parse an integer relevance value; `1.0`-style values with a zero fraction are accepted.
@@ -243,6 +358,8 @@ pub struct QueryQrels {
     arena: Vec<u8>,
     ends: Vec<u32>,
     rels: Vec<i32>,
+    /// [`hash_id`] of each docno (same order), computed once for every evaluation.
+    hashes: Vec<u64>,
     /// Judged documents per relevance level `0..=max` (trec_eval's `rel_levels`).
     rel_levels: Vec<u64>,
     /// First duplicated docno and the line of its second occurrence, if any.
@@ -269,6 +386,12 @@ impl QueryQrels {
     pub fn docno(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.arena[start..self.ends[i] as usize]
+    }
+
+    /// [`hash_id`] of the `i`-th docno.
+    #[inline]
+    pub(crate) fn docno_hash(&self, i: usize) -> u64 {
+        self.hashes[i]
     }
 
     /// The `i`-th relevance value (same order as [`QueryQrels::docno`]).
@@ -326,18 +449,20 @@ impl QueryQrels {
             arena: Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum()),
             ends: Vec::with_capacity(recs.len()),
             rels: Vec::with_capacity(recs.len()),
+            hashes: Vec::with_capacity(recs.len()),
             rel_levels: Vec::new(),
             duplicate: None,
         };
         let mut prev: Option<&[u8]> = None;
         for (docno, rel, line) in recs {
-            if prev == Some(docno) && q.duplicate.is_none() {
+            if prev.is_some_and(|p| same_id(p, docno)) && q.duplicate.is_none() {
                 q.duplicate = Some((docno.into(), line));
             }
             prev = Some(docno);
             q.arena.extend_from_slice(docno);
             q.ends.push(q.arena.len() as u32);
             q.rels.push(rel);
+            q.hashes.push(hash_id(docno));
             if rel >= 0 {
                 let r = rel as usize;
                 if q.rel_levels.len() <= r {
@@ -540,7 +665,7 @@ impl Qrels {
         for (c, (recs, _)) in chunks.iter().enumerate() {
             let mut start = 0;
             for i in 1..=recs.len() {
-                if i == recs.len() || recs[i].qid != recs[start].qid {
+                if i == recs.len() || !same_id(recs[i].qid, recs[start].qid) {
                     runs.push((c, start, i));
                     start = i;
                 }
@@ -551,7 +676,7 @@ impl Qrels {
         let mut groups: Vec<&[(usize, usize, usize)]> = Vec::new();
         let mut g = 0;
         for i in 1..=runs.len() {
-            if i == runs.len() || qid(&runs[i]) != qid(&runs[g]) {
+            if i == runs.len() || !same_id(qid(&runs[i]), qid(&runs[g])) {
                 groups.push(&runs[g..i]);
                 g = i;
             }
@@ -968,6 +1093,56 @@ mod tests {
             let want = s.parse::<f64>().ok().filter(|v| !v.is_nan()).map(f64::to_bits);
             proptest::prop_assert_eq!(parse_score(s.as_bytes()).map(f64::to_bits), want, "{}", s);
         }
+
+        /// Scores as run writers print them (shortest round-trip text like Python's `repr`,
+        /// and fixed precisions around 17 digits) parse bit for bit as `str::parse`, through
+        /// the exact decimal fast path or the fallback.
+        #[test]
+        fn printed_scores_parse_like_std(bits in proptest::prelude::any::<u64>(), prec in 0usize..=22) {
+            let v = f64::from_bits(bits);
+            proptest::prop_assume!(v.is_finite());
+            let scaled = if v.abs() > 1e6 || v.abs() < 1e-6 { v.fract() } else { v };
+            for text in [format!("{v}"), format!("{scaled}"), format!("{scaled:.prec$}"), format!("{v:e}")] {
+                let want = text.parse::<f64>().unwrap().to_bits();
+                proptest::prop_assert_eq!(parse_score(text.as_bytes()).map(f64::to_bits), Some(want), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn plain_decimals_are_exact_and_rarely_fall_back() {
+        // 200,000 uniform scores in [0, 1) and around 1..1000, printed as Python prints them:
+        // whenever the fast path answers it is `str::parse` bit for bit, and it answers for
+        // nearly all of them (a fallback costs the general parser's time, not correctness).
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut answered = 0;
+        let n = 200_000;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let v = if i % 2 == 0 {
+                unit
+            } else {
+                unit * 1000.0 - 1.0
+            };
+            let text = format!("{v}");
+            let want = text.parse::<f64>().unwrap().to_bits();
+            if let Some(got) = plain_decimal(text.as_bytes()) {
+                assert_eq!(got.to_bits(), want, "{text}");
+                answered += 1;
+            }
+            assert_eq!(
+                parse_score(text.as_bytes()).map(f64::to_bits),
+                Some(want),
+                "{text}"
+            );
+        }
+        assert!(
+            answered * 100 >= n * 99,
+            "fast path answered {answered} of {n}"
+        );
     }
 
     #[test]
