@@ -11,7 +11,7 @@
 use super::measures as m;
 use super::parse::{
     Qrels, QueryQrels, Run, ScannedLine, hash_id, is_skippable, line_chunks, parse_run_line,
-    scan_run_line,
+    same_id, scan_run_line,
 };
 use super::rank::{JudgedRanking, key_score, score_key, score_key_for};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
@@ -399,15 +399,35 @@ fn rank_docs(docs: &mut [Doc]) {
     {
         return;
     }
-    docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
+    let n = docs.len();
+    let bits = usize::BITS - (n - 1).leading_zeros();
+    if bits > 16 {
+        docs.sort_unstable_by(|a, b| b.key.cmp(&a.key).then_with(|| b.docno.cmp(a.docno)));
+        return;
+    }
+    // Sort plain words instead of 32-byte documents: each word is the inverted key (so
+    // ascending order is key descending) with its low `bits` bits replaced by the document's
+    // index, then the documents are gathered in that order. Keys that agree above those bits
+    // (equal scores, or scores a few units apart in the last place) land next to each other
+    // and are put in exact order (key descending, docno descending) afterwards.
+    let mask = (1u64 << bits) - 1;
+    let mut order: Vec<u64> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (!d.key & !mask) | i as u64)
+        .collect();
+    order.sort_unstable();
+    let ranked: Vec<Doc> = order.iter().map(|&o| docs[(o & mask) as usize]).collect();
+    docs.copy_from_slice(&ranked);
     let mut i = 0;
-    while i < docs.len() {
+    while i < n {
         let mut j = i + 1;
-        while j < docs.len() && docs[j].key == docs[i].key {
+        while j < n && order[j] & !mask == order[i] & !mask {
             j += 1;
         }
         if j - i > 1 {
-            docs[i..j].sort_unstable_by(|a, b| b.docno.cmp(a.docno));
+            docs[i..j]
+                .sort_unstable_by(|a, b| b.key.cmp(&a.key).then_with(|| b.docno.cmp(a.docno)));
         }
         i = j;
     }
@@ -459,11 +479,10 @@ impl<'a> DocTable<'a> {
         }
     }
 
-    /// The slot of `docno`, inserted with `rel` when absent.
+    /// The slot of `docno` (whose [`hash_id`] is `h`), inserted with `rel` when absent.
     #[inline]
-    fn entry(&mut self, docno: &'a [u8], rel: Option<i32>) -> &mut Slot<'a> {
+    fn entry(&mut self, docno: &'a [u8], h: u64, rel: Option<i32>) -> &mut Slot<'a> {
         let mask = self.slots.len() - 1;
-        let h = hash_id(docno);
         let mut i = h as usize & mask;
         loop {
             let s = &self.slots[i];
@@ -477,7 +496,7 @@ impl<'a> DocTable<'a> {
                 };
                 return &mut self.slots[i];
             }
-            if s.hash == h && s.docno == docno {
+            if s.hash == h && same_id(s.docno, docno) {
                 return &mut self.slots[i];
             }
             i = (i + 1) & mask;
@@ -510,11 +529,11 @@ fn evaluate_docs<'a>(
     let table = &mut scratch.table;
     table.reset(qq.len() + docs.len());
     for i in 0..qq.len() {
-        table.entry(qq.docno(i), Some(qq.rel_at(i)));
+        table.entry(qq.docno(i), qq.docno_hash(i), Some(qq.rel_at(i)));
     }
     scratch.rels.clear();
     for d in docs.iter() {
-        let slot = table.entry(d.docno, None);
+        let slot = table.entry(d.docno, hash_id(d.docno), None);
         if slot.seen != 0 {
             let prev = slot.seen - 1;
             let (first, second) = if prev <= d.pos {
@@ -831,7 +850,7 @@ fn parse_chunk<'a>(
                 out.records += 1;
                 out.last_tag = Some(tag);
                 match cur {
-                    Some((q, _)) if q == qid => {}
+                    Some((q, _)) if same_id(q, qid) => {}
                     Some((q, s)) => {
                         close(q, s, pos, &mut docs, &mut out, false);
                         cur = Some((qid, pos));
@@ -1063,6 +1082,36 @@ mod tests {
         assert_eq!(v10.queries[0].values[5], 0.5);
         assert_eq!(v9.queries[0].values[5], 0.5);
         assert!(v10.queries[0].values[11] > v9.queries[0].values[11]);
+    }
+
+    proptest::proptest! {
+        /// The packed-word sort gives trec_eval's order exactly, including scores that differ
+        /// only in their last bits (they share the packed word's high part) and equal scores.
+        #[test]
+        fn rank_docs_matches_trec_order_on_close_scores(
+            docs in proptest::collection::vec((0u8..4, 0u64..6, 0u32..300), 0..300)
+        ) {
+            let bases = [0.5f64, -0.25, 1e-3, 0.0];
+            let mut uniq: Vec<(f64, String)> = Vec::new();
+            for (b, ulps, id) in docs {
+                let name = format!("d{id}");
+                if uniq.iter().any(|u| u.1 == name) {
+                    continue;
+                }
+                let s = f64::from_bits(bases[b as usize].to_bits() + ulps);
+                uniq.push((s, name));
+            }
+            let mut want = uniq.clone();
+            want.sort_by(|a, b| trec_order(a.0, a.1.as_bytes(), b.0, b.1.as_bytes()));
+            let mut got: Vec<Doc> = uniq
+                .iter()
+                .map(|(s, d)| Doc { key: score_key(*s), docno: d.as_bytes(), pos: 0 })
+                .collect();
+            rank_docs(&mut got);
+            let got: Vec<&[u8]> = got.iter().map(|d| d.docno).collect();
+            let want: Vec<&[u8]> = want.iter().map(|d| d.1.as_bytes()).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
