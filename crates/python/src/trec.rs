@@ -222,6 +222,14 @@ impl TrecEvaluator {
             docs: Vec::new(),
             bounds: vec![0],
         };
+        // Room for every document up front (the sizes of the query dicts, read without
+        // converting anything): growing a 50 MB vector copies it and faults its pages in twice.
+        let total: usize = run
+            .values()
+            .iter()
+            .map(|q| q.cast::<PyDict>().map_or(0, |d| d.len()))
+            .sum();
+        g.docs.reserve(total);
         for (qid, qdocs) in run.iter() {
             if !qid.is_instance_of::<PyString>() {
                 text(&qid, "query id")?;
@@ -436,19 +444,39 @@ impl TrecEvaluator {
 }
 
 /// Sort by score key descending (unless already strictly descending); whether two keys tie.
-/// One sort of plain integers (`!key << 64 | index`), then the documents are moved once.
+/// One sort of plain words (the inverted key with its low bits replaced by the document's
+/// index; runs that agree above those bits are then put in exact key order), then the
+/// documents are moved once: the file path's `rank_docs` scheme.
 fn sort_desc(docs: &mut [ScannedDoc]) -> bool {
     if docs.windows(2).all(|w| w[0].key > w[1].key) {
         return false;
     }
-    let mut order: Vec<u128> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (u128::from(!d.key) << 64) | i as u128)
-        .collect();
-    order.sort_unstable();
-    let sorted: Vec<ScannedDoc> = order.iter().map(|&k| docs[k as u64 as usize]).collect();
-    docs.copy_from_slice(&sorted);
+    let n = docs.len();
+    let bits = usize::BITS - (n - 1).leading_zeros();
+    if bits > 16 {
+        docs.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+    } else {
+        let mask = (1u64 << bits) - 1;
+        let mut order: Vec<u64> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (!d.key & !mask) | i as u64)
+            .collect();
+        order.sort_unstable();
+        let sorted: Vec<ScannedDoc> = order.iter().map(|&o| docs[(o & mask) as usize]).collect();
+        docs.copy_from_slice(&sorted);
+        let mut i = 0;
+        while i < n {
+            let mut j = i + 1;
+            while j < n && order[j] & !mask == order[i] & !mask {
+                j += 1;
+            }
+            if j - i > 1 {
+                docs[i..j].sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            }
+            i = j;
+        }
+    }
     docs.windows(2).any(|w| w[0].key == w[1].key)
 }
 
@@ -535,13 +563,16 @@ impl TrecEvaluator {
         let values = self.compute(py, &g);
         let n = self.opts.measures.n_values();
         let out = PyDict::new(py);
+        // Each query's dict is a copy of one template holding every key (CPython copies a
+        // small dict's key table in one piece); its values are then replaced in place.
+        let template = PyDict::new(py);
+        for name in self.names.iter().chain(&self.text_names) {
+            template.set_item(name.bind(py), 0.0)?;
+        }
         for (k, (qid, _, _)) in g.queries.iter().enumerate() {
-            let d = PyDict::new(py);
+            let d = template.copy()?;
             for (name, (_, slot)) in self.names.iter().zip(&self.slots) {
                 d.set_item(name.bind(py), values[k * n + slot])?;
-            }
-            for name in &self.text_names {
-                d.set_item(name.bind(py), 0.0)?;
             }
             out.set_item(qid, d)?;
         }
@@ -675,38 +706,59 @@ fn trec_evaluate_files<'py>(
     opts.complete = complete;
     let qsrc = qrels_path.display().to_string();
     let rsrc = run_path.display().to_string();
-    let ev = py.detach(|| -> Result<Evaluation, String> {
+    type Inputs = (Qrels, crate::mapped::FileBytes, crate::mapped::FileBytes);
+    let done = py.detach(|| -> Result<(Evaluation, Inputs), String> {
         let qb = file_bytes(&qrels_path).map_err(|e| format!("{qsrc}: {e}"))?;
         let rb = file_bytes(&run_path).map_err(|e| format!("{rsrc}: {e}"))?;
         let qrels = Qrels::from_bytes(&qb, &qsrc).map_err(|e| e.to_string())?;
-        let ev = trec::evaluate_bytes(&qrels, &rb, &rsrc, &opts, &qsrc);
-        // Freeing the judgments (a few allocations per query) and unmapping the files take
-        // tens of milliseconds: done on a pool thread, off the caller's path.
-        rayon::spawn(move || drop((qrels, qb, rb)));
-        ev.map_err(|e| e.to_string())
+        match trec::evaluate_bytes(&qrels, &rb, &rsrc, &opts, &qsrc) {
+            Ok(ev) => Ok((ev, (qrels, qb, rb))),
+            Err(e) => {
+                rayon::spawn(move || drop((qrels, qb, rb)));
+                Err(e.to_string())
+            }
+        }
     });
-    let ev = ev.map_err(err)?;
+    let (ev, inputs) = done.map_err(err)?;
+    // Freeing the judgments (a few allocations per query) and unmapping the files take about
+    // 30 ms here: done on a pool thread once the result dicts are built (unmapping while they
+    // are built slowed the building, whose page faults wait for the unmap).
+    let out = build_result(py, &ev, summary);
+    rayon::spawn(move || drop((ev, inputs)));
+    out
+}
+
+/// `{qid: {measure: value}}` (plus `"all"` when `summary`) of an evaluation.
+fn build_result<'py>(
+    py: Python<'py>,
+    ev: &Evaluation,
+    summary: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let slots = query_slots(&ev.measures);
     let names: Vec<Bound<'py, PyString>> =
         slots.iter().map(|(n, _)| PyString::new(py, n)).collect();
     // Text measures (`runid`, `relstring`) read 0.0, as pytrec_eval gives them; one list for
     // every query.
-    let text_names = text_measures(&ev.measures);
+    // Each query's dict is a copy of one template holding every key (CPython copies a small
+    // dict's key table in one piece); its values are then replaced in place.
+    let template = PyDict::new(py);
+    for name in &names {
+        template.set_item(name, 0.0)?;
+    }
+    for name in text_measures(&ev.measures) {
+        template.set_item(name, 0.0)?;
+    }
     for q in &ev.queries {
-        let d = PyDict::new(py);
+        let d = template.copy()?;
         for (name, (_, slot)) in names.iter().zip(&slots) {
             d.set_item(name, q.values[*slot])?;
-        }
-        for name in &text_names {
-            d.set_item(*name, 0.0)?;
         }
         out.set_item(String::from_utf8_lossy(&q.qid), d)?;
     }
     if summary {
         out.set_item("all", summary_dict(py, &ev.measures, &ev.summary)?)?;
     }
-    rayon::spawn(move || drop(ev));
     Ok(out)
 }
 
