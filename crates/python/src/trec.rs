@@ -6,7 +6,6 @@ use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_query};
 use crate::mapped::file_bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
-use rayon::prelude::*;
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
     self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
@@ -162,17 +161,91 @@ pub(crate) struct TrecEvaluator {
     text_names: Vec<Py<PyString>>,
 }
 
-/// The judged queries of a run dict joined with their judgments (under the GIL); ranked and
-/// evaluated in parallel without it.
-struct Gathered<'py> {
-    /// `(qid as given, qrels position, the query's run dict)` per judged run query, in run
-    /// order. The dict is `None` when the safe path ranked the query already.
-    queries: Vec<(Bound<'py, PyAny>, usize, Option<Bound<'py, PyDict>>)>,
+/// Judged run queries per batch of [`TrecEvaluator::evaluate_run`]'s pipeline: each batch is
+/// scanned under the GIL, then ranked and evaluated on a pool thread while the next one is
+/// scanned.
+const BATCH: usize = 512;
+
+/// One batch of judged run queries joined with their judgments: the part that leaves the
+/// thread holding the GIL (plain data, no Python object).
+struct Batch {
     /// Every query's documents, one query after the other: in rank order where the safe path
-    /// ranked them, else in dict order (ranked by [`TrecEvaluator::compute`]).
+    /// ranked them, else in dict order (ranked by [`rank_and_compute`]).
     docs: Vec<ScannedDoc>,
     /// `docs[bounds[k]..bounds[k + 1]]` are query `k`'s documents.
     bounds: Vec<usize>,
+    /// Per query: its qrels position.
+    positions: Vec<usize>,
+    /// Per query: whether its documents are still in dict order.
+    unranked: Vec<bool>,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            docs: Vec::new(),
+            bounds: vec![0],
+            positions: Vec::new(),
+            unranked: Vec::new(),
+        }
+    }
+}
+
+/// A batch after [`rank_and_compute`].
+struct Evaluated {
+    batch: Batch,
+    /// `n_values` per query, one query after the other (zeros for the `tied` queries).
+    values: Vec<f64>,
+    /// The queries (batch indices) whose scores tie: their docnos are read again under the
+    /// GIL, then they are ranked and evaluated.
+    tied: Vec<usize>,
+}
+
+/// Rank every query of `batch` left in dict order and compute the values of every query
+/// without a score tie (no Python object involved).
+fn rank_and_compute(qrels: &Qrels, opts: &EvalOptions, mut batch: Batch) -> Evaluated {
+    let n = opts.measures.n_values();
+    let nq = batch.positions.len();
+    let mut values = vec![0.0; n * nq];
+    let mut tied = Vec::new();
+    let mut judged = JudgedRanking::default();
+    for k in 0..nq {
+        let docs = &mut batch.docs[batch.bounds[k]..batch.bounds[k + 1]];
+        if batch.unranked[k] && sort_desc(docs) {
+            tied.push(k);
+            continue;
+        }
+        let out = &mut values[k * n..(k + 1) * n];
+        compute_one(qrels, opts, batch.positions[k], docs, &mut judged, out);
+    }
+    Evaluated {
+        batch,
+        values,
+        tied,
+    }
+}
+
+/// The values of one ranked query (qrels position `pos`) into `out`: the file path's
+/// per-query code (`JudgedRanking::fill_rels` + `compute_query`), so the values are
+/// bit-identical.
+fn compute_one(
+    qrels: &Qrels,
+    opts: &EvalOptions,
+    pos: usize,
+    docs: &[ScannedDoc],
+    judged: &mut JudgedRanking,
+    out: &mut [f64],
+) {
+    if out.is_empty() {
+        return;
+    }
+    judged.fill_rels(
+        docs.iter().take(opts.max_docs_per_topic).map(|d| d.rel),
+        &qrels.queries()[pos],
+        opts.relevance_level,
+        opts.judged_only,
+    );
+    compute_query(judged, opts, out);
 }
 
 fn type_err(msg: String) -> PyErr {
@@ -208,65 +281,138 @@ pub(crate) fn break_ties(
 }
 
 impl TrecEvaluator {
-    /// Check, join and rank a run dict `{qid: {docno: score}}` (every query is checked,
-    /// judged or not: str ids, int or float scores, no NaN). Exact `str`/`float` queries go
-    /// through the borrowed scan; anything else through the safe path below, which also
-    /// raises the errors.
-    fn gather<'py>(&self, run: &Bound<'py, PyDict>) -> PyResult<Gathered<'py>> {
+    /// Evaluate a run dict `{qid: {docno: score}}` (every query is checked, judged or not:
+    /// str ids, int or float scores, no NaN): `(qid, qrels position)` per judged run query in
+    /// run order, and their values (`n_values` per query, one query after the other).
+    ///
+    /// A pipeline on two threads: the caller's thread (holding the GIL) scans the queries in
+    /// batches ([`scan_one`](Self::scan_one)) and hands each batch to a ranking thread,
+    /// which ranks and evaluates it ([`rank_and_compute`], no Python object involved) while
+    /// the next batch is scanned. Queries whose scores tie are finished afterwards under the
+    /// GIL.
+    #[allow(clippy::type_complexity)]
+    fn evaluate_run<'py>(
+        &self,
+        run: &Bound<'py, PyDict>,
+    ) -> PyResult<(Vec<(Bound<'py, PyAny>, usize)>, Vec<f64>)> {
         let py = run.py();
         let index = self.index.bind(py);
         let version = self.opts.version;
         let key_of = |s: f64| score_key_for(version, s);
-        let mut g = Gathered {
-            queries: Vec::new(),
-            docs: Vec::new(),
-            bounds: vec![0],
-        };
-        // Room for every document up front (the sizes of the query dicts, read without
-        // converting anything): growing a 50 MB vector copies it and faults its pages in twice.
-        let total: usize = run
-            .values()
-            .iter()
-            .map(|q| q.cast::<PyDict>().map_or(0, |d| d.len()))
-            .sum();
-        g.docs.reserve(total);
-        for (qid, qdocs) in run.iter() {
-            if !qid.is_instance_of::<PyString>() {
-                text(&qid, "query id")?;
-            }
-            let qdocs = qdocs.cast_into::<PyDict>().map_err(|_| {
-                type_err(format!(
-                    "run of query '{}' must be a dict {{docno: score}}",
-                    qid.str().map(|s| s.to_string()).unwrap_or_default()
-                ))
-            })?;
-            let pos = match index.get_item(&qid)? {
-                Some(p) => Some(p.extract::<usize>()?),
-                None => None,
-            };
-            let table = pos.map(|p| &self.tables[p]).filter(|t| t.usable());
-            let fast = match (pos, table) {
-                (Some(_), None) => Scan::Slow,
-                _ => scan_query(&qdocs, table, key_of, &mut g.docs),
-            };
-            let unranked = match fast {
-                Scan::Done => Some(qdocs),
-                Scan::Slow => {
-                    let judgments = pos.map(|p| self.judgments[p].bind(py));
-                    self.gather_safe(&qid, &qdocs, judgments, &mut g.docs)?;
-                    None
+        let n = self.opts.measures.n_values();
+        let (qrels, opts) = (&self.qrels, &self.opts);
+        // Per judged query in run order: (qid as given, qrels position, its dict while its
+        // documents are in dict order).
+        let mut queries: Vec<(Bound<'py, PyAny>, usize, Option<Bound<'py, PyDict>>)> = Vec::new();
+        // One ranking thread fed through a channel (it blocks while it waits; the pool's
+        // threads would spin for work and take time from the scanning thread on a small
+        // machine).
+        let mut done: Vec<Evaluated> = std::thread::scope(|sc| -> PyResult<Vec<Evaluated>> {
+            let (tx, rx) = std::sync::mpsc::channel::<Batch>();
+            let worker = sc.spawn(move || {
+                rx.iter()
+                    .map(|batch| rank_and_compute(qrels, opts, batch))
+                    .collect::<Vec<_>>()
+            });
+            let mut scan = || -> PyResult<()> {
+                let mut batch = Batch::new();
+                for (qid, qdocs) in run.iter() {
+                    let Some((pos, unranked)) =
+                        self.scan_one(&qid, qdocs, index, key_of, &mut batch.docs)?
+                    else {
+                        continue;
+                    };
+                    batch.bounds.push(batch.docs.len());
+                    batch.positions.push(pos);
+                    batch.unranked.push(unranked.is_some());
+                    queries.push((qid, pos, unranked));
+                    if batch.positions.len() == BATCH {
+                        // The next batch starts with room for as many documents as this one.
+                        let mut next = Batch::new();
+                        next.docs.reserve(batch.docs.len());
+                        let full = std::mem::replace(&mut batch, next);
+                        // A send fails only if the thread has ended (it panicked): its
+                        // join below reports that.
+                        let _ = tx.send(full);
+                    }
                 }
+                if !batch.positions.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                Ok(())
             };
-            let Some(pos) = pos else {
-                continue;
-            };
-            g.bounds.push(g.docs.len());
-            g.queries.push((qid, pos, unranked));
+            let scanned = scan();
+            drop(tx);
+            let done = worker
+                .join()
+                .map_err(|_| err("internal error: the ranking thread stopped"))?;
+            scanned.map(|()| done)
+        })?;
+        let mut values = Vec::with_capacity(n * queries.len());
+        let mut judged = JudgedRanking::default();
+        let mut first = 0;
+        for e in done.iter_mut() {
+            for &k in &e.tied {
+                let (qid, pos, qdocs) = &queries[first + k];
+                let docs = &mut e.batch.docs[e.batch.bounds[k]..e.batch.bounds[k + 1]];
+                if let Some(qdocs) = qdocs {
+                    self.order_ties(qid, qdocs, docs)?;
+                }
+                let out = &mut e.values[k * n..(k + 1) * n];
+                compute_one(qrels, opts, *pos, docs, &mut judged, out);
+            }
+            values.extend_from_slice(&e.values);
+            first += e.batch.positions.len();
         }
-        Ok(g)
+        let queries = queries.into_iter().map(|(q, p, _)| (q, p)).collect();
+        Ok((queries, values))
     }
 
-    /// The safe path of [`gather`](Self::gather) for one query: checks every document
+    /// Check one run query and, when it is judged, append its documents to `docs`: its qrels
+    /// position and, when the borrowed scan read it (documents in dict order, ranking
+    /// pending), its dict; `None` for a query without judgments (checked only). Exact
+    /// `str`/`float` queries go through the borrowed scan; anything else through the safe
+    /// path, which also raises the errors.
+    #[allow(clippy::type_complexity)]
+    fn scan_one<'py>(
+        &self,
+        qid: &Bound<'py, PyAny>,
+        qdocs: Bound<'py, PyAny>,
+        index: &Bound<'py, PyDict>,
+        key_of: impl Fn(f64) -> u64,
+        docs: &mut Vec<ScannedDoc>,
+    ) -> PyResult<Option<(usize, Option<Bound<'py, PyDict>>)>> {
+        let py = qid.py();
+        if !qid.is_instance_of::<PyString>() {
+            text(qid, "query id")?;
+        }
+        let qdocs = qdocs.cast_into::<PyDict>().map_err(|_| {
+            type_err(format!(
+                "run of query '{}' must be a dict {{docno: score}}",
+                qid.str().map(|s| s.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let pos = match index.get_item(qid)? {
+            Some(p) => Some(p.extract::<usize>()?),
+            None => None,
+        };
+        let table = pos.map(|p| &self.tables[p]).filter(|t| t.usable());
+        let fast = match (pos, table) {
+            (Some(_), None) => Scan::Slow,
+            _ => scan_query(&qdocs, table, key_of, docs),
+        };
+        let unranked = match fast {
+            Scan::Done => Some(qdocs),
+            Scan::Slow => {
+                let judgments = pos.map(|p| self.judgments[p].bind(py));
+                self.gather_safe(qid, &qdocs, judgments, docs)?;
+                None
+            }
+        };
+        Ok(pos.map(|p| (p, unranked)))
+    }
+
+    /// The safe path of [`scan_one`](Self::scan_one): checks every document
     /// (raising the errors) and, for a judged query (`judgments`), appends its ranking.
     fn gather_safe<'py>(
         &self,
@@ -326,120 +472,66 @@ impl TrecEvaluator {
         Ok(())
     }
 
-    /// Rank the queries the borrowed scan left in dict order, in parallel without the GIL:
-    /// score key descending; where keys tie, the tied docnos are read again from the query's
-    /// dict (under the GIL, checked against the scores scanned) and ordered as trec_eval
-    /// orders them (docno descending in byte order).
-    fn rank(&self, py: Python<'_>, g: &mut Gathered<'_>) -> PyResult<()> {
-        let bounds = &g.bounds;
-        let unranked: Vec<bool> = g.queries.iter().map(|q| q.2.is_some()).collect();
-        let tied: Vec<usize> = {
-            let docs = &mut g.docs;
-            py.detach(|| {
-                let mut slices: Vec<&mut [ScannedDoc]> = Vec::with_capacity(unranked.len());
-                let mut rest: &mut [ScannedDoc] = docs;
-                for k in 0..unranked.len() {
-                    let (head, tail) = rest.split_at_mut(bounds[k + 1] - bounds[k]);
-                    slices.push(head);
-                    rest = tail;
-                }
-                slices
-                    .par_iter_mut()
-                    .enumerate()
-                    .with_min_len(64)
-                    .filter_map(|(k, d)| (unranked[k] && sort_desc(d)).then_some(k))
-                    .collect()
-            })
+    /// Put one query's documents, sorted by score key with ties (`docs`, scanned from
+    /// `qdocs` in dict order), into trec_eval's order: the tied docnos are read again from the
+    /// dict (under the GIL, each checked against the score scanned) and ordered docno
+    /// descending in byte order. Raises if the dict changed since it was scanned.
+    fn order_ties(
+        &self,
+        qid: &Bound<'_, PyAny>,
+        qdocs: &Bound<'_, PyDict>,
+        docs: &mut [ScannedDoc],
+    ) -> PyResult<()> {
+        // The docnos by dict position, each checked against the score scanned.
+        let changed = || {
+            err(format!(
+                "the run of query '{}' changed while it was evaluated",
+                qid.str().map(|s| s.to_string()).unwrap_or_default()
+            ))
         };
-        for k in tied {
-            let (qid, _, qdocs) = &g.queries[k];
-            let Some(qdocs) = qdocs else { continue };
-            let docs = &mut g.docs[bounds[k]..bounds[k + 1]];
-            // The docnos by dict position, each checked against the score scanned.
-            let changed = || {
-                err(format!(
-                    "the run of query '{}' changed while it was evaluated",
-                    qid.str().map(|s| s.to_string()).unwrap_or_default()
-                ))
-            };
-            if qdocs.len() != docs.len() {
-                return Err(changed());
-            }
-            let mut texts: Vec<Option<String>> = vec![None; docs.len()];
-            let mut needed = vec![false; docs.len()];
-            for w in docs.windows(2) {
-                if w[0].key == w[1].key {
-                    needed[w[0].at as usize] = true;
-                    needed[w[1].at as usize] = true;
-                }
-            }
-            let keys: Vec<u64> = {
-                let mut keys = vec![0u64; docs.len()];
-                for d in docs.iter() {
-                    keys[d.at as usize] = d.key;
-                }
-                keys
-            };
-            for (i, item) in qdocs.items().iter().enumerate() {
-                let (d, s) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-                if i >= docs.len() {
-                    return Err(changed());
-                }
-                if !needed[i] {
-                    continue;
-                }
-                let score: f64 = s.extract().map_err(|_| changed())?;
-                if score_key_for(self.opts.version, score) != keys[i] {
-                    return Err(changed());
-                }
-                texts[i] = Some(text(&d, "document id")?.into_owned());
-            }
-            let mut ranked: Vec<(u64, Option<i32>, usize)> =
-                docs.iter().map(|d| (d.key, d.rel, d.at as usize)).collect();
-            break_ties(&mut ranked, |i| texts[i].clone().ok_or_else(changed))?;
-            for (slot, (key, rel, at)) in docs.iter_mut().zip(ranked) {
-                *slot = ScannedDoc {
-                    key,
-                    rel,
-                    at: at as u32,
-                };
+        if qdocs.len() != docs.len() {
+            return Err(changed());
+        }
+        let mut texts: Vec<Option<String>> = vec![None; docs.len()];
+        let mut needed = vec![false; docs.len()];
+        for w in docs.windows(2) {
+            if w[0].key == w[1].key {
+                needed[w[0].at as usize] = true;
+                needed[w[1].at as usize] = true;
             }
         }
-        Ok(())
-    }
-
-    /// Compute every gathered query's values (`n_values` per query, one after the other) in
-    /// parallel without the GIL. The per-query code is the file path's
-    /// (`JudgedRanking::fill_rels` + `compute_query`), so the values are bit-identical.
-    fn compute(&self, py: Python<'_>, g: &Gathered<'_>) -> Vec<f64> {
-        let n = self.opts.measures.n_values();
-        let nq = g.queries.len();
-        let positions: Vec<usize> = g.queries.iter().map(|q| q.1).collect();
-        let (docs, bounds, qrels, opts) = (&g.docs, &g.bounds, &self.qrels, &self.opts);
-        py.detach(|| {
-            let mut values = vec![0.0f64; n * nq];
-            if n == 0 {
-                return values;
+        let keys: Vec<u64> = {
+            let mut keys = vec![0u64; docs.len()];
+            for d in docs.iter() {
+                keys[d.at as usize] = d.key;
             }
-            values
-                .par_chunks_mut(n)
-                .enumerate()
-                .with_min_len(64)
-                .for_each_init(JudgedRanking::default, |judged, (k, out)| {
-                    let qq = &qrels.queries()[positions[k]];
-                    judged.fill_rels(
-                        docs[bounds[k]..bounds[k + 1]]
-                            .iter()
-                            .take(opts.max_docs_per_topic)
-                            .map(|d| d.rel),
-                        qq,
-                        opts.relevance_level,
-                        opts.judged_only,
-                    );
-                    compute_query(judged, opts, out);
-                });
-            values
-        })
+            keys
+        };
+        for (i, item) in qdocs.items().iter().enumerate() {
+            let (d, s) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+            if i >= docs.len() {
+                return Err(changed());
+            }
+            if !needed[i] {
+                continue;
+            }
+            let score: f64 = s.extract().map_err(|_| changed())?;
+            if score_key_for(self.opts.version, score) != keys[i] {
+                return Err(changed());
+            }
+            texts[i] = Some(text(&d, "document id")?.into_owned());
+        }
+        let mut ranked: Vec<(u64, Option<i32>, usize)> =
+            docs.iter().map(|d| (d.key, d.rel, d.at as usize)).collect();
+        break_ties(&mut ranked, |i| texts[i].clone().ok_or_else(changed))?;
+        for (slot, (key, rel, at)) in docs.iter_mut().zip(ranked) {
+            *slot = ScannedDoc {
+                key,
+                rel,
+                at: at as u32,
+            };
+        }
+        Ok(())
     }
 }
 
@@ -558,9 +650,7 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut g = self.gather(run)?;
-        self.rank(py, &mut g)?;
-        let values = self.compute(py, &g);
+        let (queries, values) = self.evaluate_run(run)?;
         let n = self.opts.measures.n_values();
         let out = PyDict::new(py);
         // Each query's dict is a copy of one template holding every key (CPython copies a
@@ -569,7 +659,7 @@ impl TrecEvaluator {
         for name in self.names.iter().chain(&self.text_names) {
             template.set_item(name.bind(py), 0.0)?;
         }
-        for (k, (qid, _, _)) in g.queries.iter().enumerate() {
+        for (k, (qid, _)) in queries.iter().enumerate() {
             let d = template.copy()?;
             for (name, (_, slot)) in self.names.iter().zip(&self.slots) {
                 d.set_item(name.bind(py), values[k * n + slot])?;
@@ -586,15 +676,13 @@ impl TrecEvaluator {
         py: Python<'py>,
         run: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut g = self.gather(run)?;
-        self.rank(py, &mut g)?;
-        let values = self.compute(py, &g);
+        let (queries, values) = self.evaluate_run(run)?;
         let n = self.opts.measures.n_values();
-        let mut order: Vec<usize> = (0..g.queries.len()).collect();
-        order.sort_unstable_by_key(|&k| g.queries[k].1);
+        let mut order: Vec<usize> = (0..queries.len()).collect();
+        order.sort_unstable_by_key(|&k| queries[k].1);
         let out = PyList::empty(py);
         for k in order {
-            let (qid, pos, _) = &g.queries[k];
+            let (qid, pos) = &queries[k];
             let v = PyTuple::new(py, values[k * n..(k + 1) * n].iter().copied())?;
             out.append((*pos, qid, v))?;
         }

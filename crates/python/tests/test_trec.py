@@ -273,3 +273,37 @@ def test_a_score_that_changes_the_run_while_read_does_not_crash():
     run["q"].update({"a": Sneaky(), "b": 0.25, "c": 0.75})
     got = rt.RelevanceEvaluator({"q": {"a": 1, "c": 0}}, {"map", "P.2"}).evaluate(run)
     assert got == {"q": {"map": 1.0 / 2.0, "P_2": 0.5}}
+
+
+def test_many_queries_with_ties_across_batches_match_pytrec_eval():
+    # More judged queries than one batch of the evaluation pipeline (512), unjudged queries
+    # in between, equal scores and scores equal only in single precision spread over the
+    # batches, and int scores (the safe path) in some queries: values, keys and order as
+    # pytrec_eval's, and the accumulator path agrees.
+    rng = random.Random(7)
+    qrels, run = {}, {}
+    for q in range(1800):
+        qid = f"q{q}"
+        docs = [f"d{q}_{d}" for d in range(rng.randint(1, 40))]
+        if q % 7 != 3:
+            qrels[qid] = {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, min(len(docs), 8))}
+        scores = {}
+        for d in docs:
+            kind = rng.random()
+            if kind < 0.2:
+                scores[d] = 0.5  # exact ties
+            elif kind < 0.3:
+                scores[d] = 0.4140936412550752 if rng.random() < 0.5 else 0.41409363333403515
+            elif kind < 0.35 and q % 5 == 0:
+                scores[d] = rng.randint(0, 3)  # int scores: the safe path
+            else:
+                scores[d] = rng.random()
+        run[qid] = scores
+    measures = {"map", "ndcg_cut.10", "P.5", "recip_rank", "bpref"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ev = rt.RelevanceEvaluator(qrels, measures)
+    got = ev.evaluate(run)
+    assert list(got) == list(want)
+    assert_nested_close(got, want)
+    acc = rt.Accumulator(qrels, measures).add(run)
+    assert acc.per_query() == got
