@@ -546,7 +546,7 @@ fn sort_desc(docs: &mut [ScannedDoc]) -> bool {
     let n = docs.len();
     let bits = usize::BITS - (n - 1).leading_zeros();
     if bits > 16 {
-        docs.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
     } else {
         let mask = (1u64 << bits) - 1;
         let mut order: Vec<u64> = docs
@@ -564,7 +564,7 @@ fn sort_desc(docs: &mut [ScannedDoc]) -> bool {
                 j += 1;
             }
             if j - i > 1 {
-                docs[i..j].sort_unstable_by(|a, b| b.key.cmp(&a.key));
+                docs[i..j].sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
             }
             i = j;
         }
