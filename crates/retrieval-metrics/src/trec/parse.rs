@@ -523,11 +523,35 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
     recs.copy_from_slice(&sorted);
 }
 
+/// One judgment as read: docno, relevance and line (relative to its [`QrelChunk`]).
 struct QrelRec<'b> {
-    qid: &'b [u8],
     docno: &'b [u8],
     rel: i32,
     line: u64,
+}
+
+/// The judgments read from one piece of the input, cut into runs of one qid while read
+/// (files keep a query's lines together, so there are few runs).
+#[derive(Default)]
+struct QrelChunk<'b> {
+    recs: Vec<QrelRec<'b>>,
+    /// `(qid, start, end)`: `recs[start..end]` are consecutive judgments of `qid`.
+    runs: Vec<(&'b [u8], usize, usize)>,
+    /// Lines before this piece (added to its records' line numbers).
+    base: u64,
+}
+
+impl<'b> QrelChunk<'b> {
+    /// Append a judgment of `qid`.
+    #[inline]
+    fn push(&mut self, qid: &'b [u8], rec: QrelRec<'b>) {
+        let n = self.recs.len();
+        match self.runs.last_mut() {
+            Some(run) if run.2 == n && same_id(run.0, qid) => run.2 = n + 1,
+            _ => self.runs.push((qid, n, n + 1)),
+        }
+        self.recs.push(rec);
+    }
 }
 
 /// Split `buf` at line starts into about `n` chunks of at least `min` bytes; returns the
@@ -551,10 +575,13 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
 
 /// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
 /// lines in the chunk, and the first error (with a chunk-relative line).
-fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64, Option<Error>) {
+fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (QrelChunk<'b>, u64, Option<Error>) {
     // At most one record per 8 bytes (`q 0 d 1\n`): no reallocation; untouched capacity
     // costs address space only.
-    let mut recs = Vec::with_capacity(buf.len() / 8 + 1);
+    let mut recs = QrelChunk {
+        recs: Vec::with_capacity(buf.len() / 8 + 1),
+        ..QrelChunk::default()
+    };
     let mut line_no = 0u64;
     let mut start = 0usize;
     let mut fields: [&'b [u8]; 4] = [&[]; 4];
@@ -582,12 +609,14 @@ fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (Vec<QrelRec<'b>>, u64,
             return (recs, line_no, Some(Error::input(at(), msg)));
         }
         match parse_rel(fields[3]) {
-            Ok(rel) => recs.push(QrelRec {
-                qid: fields[0],
-                docno: fields[2],
-                rel,
-                line: line_no,
-            }),
+            Ok(rel) => recs.push(
+                fields[0],
+                QrelRec {
+                    docno: fields[2],
+                    rel,
+                    line: line_no,
+                },
+            ),
             Err(p) => return (recs, line_no, Some(Error::input(at(), p))),
         }
     }
@@ -624,13 +653,13 @@ impl Qrels {
         let buf = strip_bom(buf);
         // Parse chunks of lines in parallel; line numbers are fixed up per chunk afterwards.
         let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 1 << 20);
-        let parsed: Vec<(Vec<QrelRec>, u64, Option<Error>)> = bounds
+        let parsed: Vec<(QrelChunk, u64, Option<Error>)> = bounds
             .par_windows(2)
             .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
             .collect();
-        let mut chunks: Vec<(Vec<QrelRec>, u64)> = Vec::with_capacity(parsed.len());
+        let mut chunks: Vec<QrelChunk> = Vec::with_capacity(parsed.len());
         let mut base = 0u64;
-        for (chunk, lines, err) in parsed {
+        for (mut chunk, lines, err) in parsed {
             if let Some(e) = err {
                 return Err(match e {
                     Error::Input { at, problem } => Error::input(
@@ -640,10 +669,11 @@ impl Qrels {
                     other => other,
                 });
             }
-            chunks.push((chunk, base));
+            chunk.base = base;
+            chunks.push(chunk);
             base += lines;
         }
-        if chunks.iter().all(|c| c.0.is_empty()) {
+        if chunks.iter().all(|c| c.recs.is_empty()) {
             return Err(Error::input(
                 Location::at_line(source, base.max(1)),
                 "empty qrels file (no judgment lines)",
@@ -653,31 +683,50 @@ impl Qrels {
     }
 
     /// Group records by qid: queries in qid byte order, each query's records in file order.
-    /// `chunks` are consecutive pieces of the file in order, each with the number of lines
-    /// before it (record lines are chunk-relative). Files usually keep a query's lines
-    /// together, so the records are cut into runs of one qid and only the runs are sorted
-    /// (stably, so a query split across the file keeps file order); the queries are then
-    /// built in parallel.
-    fn group(chunks: &[(Vec<QrelRec<'_>>, u64)]) -> Qrels {
+    /// `chunks` are consecutive pieces of the file in order, their records already cut into
+    /// runs of one qid; only the runs are sorted (stably, so a query split across the file
+    /// keeps file order): on one integer key, the qid's first 8 bytes (big-endian,
+    /// zero-padded: byte order) above the run's file position, then runs whose keys agree
+    /// are compared whole. The queries are then built in parallel.
+    fn group(chunks: &[QrelChunk<'_>]) -> Qrels {
         use rayon::prelude::*;
-        // (chunk, start, end) of each run of one qid.
-        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-        for (c, (recs, _)) in chunks.iter().enumerate() {
-            let mut start = 0;
-            for i in 1..=recs.len() {
-                if i == recs.len() || !same_id(recs[i].qid, recs[start].qid) {
-                    runs.push((c, start, i));
-                    start = i;
-                }
+        // (qid, chunk, start, end) of each run, in file order.
+        let runs: Vec<(&[u8], usize, usize, usize)> = chunks
+            .iter()
+            .enumerate()
+            .flat_map(|(c, ch)| ch.runs.iter().map(move |&(q, s, e)| (q, c, s, e)))
+            .collect();
+        let prefix = |q: &[u8]| {
+            let mut b = [0u8; 8];
+            let k = q.len().min(8);
+            b[..k].copy_from_slice(&q[..k]);
+            u64::from_be_bytes(b)
+        };
+        let mut order: Vec<u128> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (u128::from(prefix(r.0)) << 64) | i as u128)
+            .collect();
+        order.sort_unstable();
+        let mut i = 0;
+        while i < order.len() {
+            let mut j = i + 1;
+            while j < order.len() && order[j] >> 64 == order[i] >> 64 {
+                j += 1;
             }
+            if j - i > 1 {
+                // Stable: equal qids keep file order (the positions are ascending here).
+                order[i..j]
+                    .sort_by(|a, b| runs[*a as u64 as usize].0.cmp(runs[*b as u64 as usize].0));
+            }
+            i = j;
         }
-        let qid = |r: &(usize, usize, usize)| chunks[r.0].0[r.1].qid;
-        runs.sort_by(|a, b| qid(a).cmp(qid(b)));
-        let mut groups: Vec<&[(usize, usize, usize)]> = Vec::new();
+        let run = |o: u128| &runs[o as u64 as usize];
+        let mut groups: Vec<&[u128]> = Vec::new();
         let mut g = 0;
-        for i in 1..=runs.len() {
-            if i == runs.len() || !same_id(qid(&runs[i]), qid(&runs[g])) {
-                groups.push(&runs[g..i]);
+        for i in 1..=order.len() {
+            if i == order.len() || !same_id(run(order[i]).0, run(order[g]).0) {
+                groups.push(&order[g..i]);
                 g = i;
             }
         }
@@ -685,13 +734,18 @@ impl Qrels {
             .par_iter()
             .with_min_len(64)
             .map(|g| {
-                let n = g.iter().map(|(_, s, e)| e - s).sum();
+                let n = g.iter().map(|&o| run(o).3 - run(o).2).sum();
                 let mut js = Vec::with_capacity(n);
-                for &(c, s, e) in g.iter() {
-                    let (recs, base) = &chunks[c];
-                    js.extend(recs[s..e].iter().map(|r| (r.docno, r.rel, r.line + base)));
+                for &o in g.iter() {
+                    let &(_, c, s, e) = run(o);
+                    let ch = &chunks[c];
+                    js.extend(
+                        ch.recs[s..e]
+                            .iter()
+                            .map(|r| (r.docno, r.rel, r.line + ch.base)),
+                    );
                 }
-                QueryQrels::build(qid(&g[0]), js)
+                QueryQrels::build(run(g[0]).0, js)
             })
             .collect();
         let index = queries
@@ -716,7 +770,7 @@ impl Qrels {
         G: IntoIterator<Item = (&'a [u8], J)>,
         J: IntoIterator<Item = (&'a [u8], i64)>,
     {
-        let mut recs: Vec<QrelRec<'a>> = Vec::new();
+        let mut recs = QrelChunk::default();
         let mut line = 0u64;
         for (qid, judgments) in groups {
             for (docno, rel) in judgments {
@@ -733,15 +787,10 @@ impl Qrels {
                             String::from_utf8_lossy(docno)
                         ))
                     })?;
-                recs.push(QrelRec {
-                    qid,
-                    docno,
-                    rel,
-                    line,
-                });
+                recs.push(qid, QrelRec { docno, rel, line });
             }
         }
-        Ok(Qrels::group(&[(recs, 0)]))
+        Ok(Qrels::group(&[recs]))
     }
 
     /// The queries, sorted by qid (byte order).
@@ -1197,8 +1246,14 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            // Queries interleave in blocks; docnos share long prefixes; some repeat.
-            let q = format!("q{}", (line / 37 + (x >> 60)) % 900);
+            // Queries interleave in blocks; a third of the qids share their first 8 bytes
+            // (sorted on the whole id); docnos share long prefixes; some repeat.
+            let n = (line / 37 + (x >> 60)) % 900;
+            let q = if n % 3 == 0 {
+                format!("qid_long_{n}")
+            } else {
+                format!("q{n}")
+            };
             let d = format!("doc_prefix_{}_{}", (x >> 20) % 3, (x >> 33) % 4000);
             let r = ((x >> 45) % 4) as i32 - 1;
             text.push_str(&format!("{q} 0 {d} {r}\n"));
