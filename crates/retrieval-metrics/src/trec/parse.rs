@@ -1249,7 +1249,7 @@ mod tests {
             // Queries interleave in blocks; a third of the qids share their first 8 bytes
             // (sorted on the whole id); docnos share long prefixes; some repeat.
             let n = (line / 37 + (x >> 60)) % 900;
-            let q = if n % 3 == 0 {
+            let q = if n.is_multiple_of(3) {
                 format!("qid_long_{n}")
             } else {
                 format!("q{n}")
