@@ -172,6 +172,11 @@ pub(crate) fn is_skippable(line: &[u8]) -> bool {
     }
 }
 
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 /// The UTF-8 byte order mark some editors put at the start of a file.
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -184,144 +189,51 @@ pub(crate) fn strip_bom(buf: &[u8]) -> &[u8] {
 /// Parse a run score as C's `strtod` would for a complete number (correctly rounded), refusing
 /// anything that is not entirely a number and refusing NaN.
 ///
-/// Plain decimals (`[+-]digits[.digits]`, at most 19 digits, at most 22 after the point: what
-/// run writers print, Python's 17-digit `repr` included) take [`plain_decimal`]'s exact fast
-/// path; everything else (exponents, `inf`, longer mantissas) and the rare decimal that path
-/// cannot settle go through `fast_float2`, whose grammar and correctly rounded results are
-/// `str::parse::<f64>`'s (both checked against it in the tests).
+/// Plain decimals of at most 16 bytes (so at most 15 digits) take an exact fast path (Clinger:
+/// an integer below 2^53 divided by an exact power of ten is correctly rounded); everything
+/// else (exponents, `inf`, long mantissas) goes through `fast_float2`, whose grammar and
+/// correctly rounded results are `str::parse::<f64>`'s (checked in the tests).
 #[inline]
 pub fn parse_score(s: &[u8]) -> Option<f64> {
-    if let Some(v) = plain_decimal(s) {
-        return Some(v);
+    // Short plain decimals (at most 15 digits, so the integer is below 2^53): Clinger's exact
+    // fast path.
+    if s.len() <= 16 {
+        let (neg, digits) = match s.first() {
+            Some(b'-') => (true, &s[1..]),
+            Some(b'+') => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let mut mant: u64 = 0;
+        let mut ndig = 0usize;
+        let mut frac = 0usize;
+        let mut seen_dot = false;
+        let mut ok = !digits.is_empty() && digits != b".";
+        for &b in digits {
+            match b {
+                b'0'..=b'9' => {
+                    mant = mant * 10 + (b - b'0') as u64;
+                    ndig += 1;
+                    if seen_dot {
+                        frac += 1;
+                    }
+                }
+                b'.' if !seen_dot => seen_dot = true,
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok && ndig <= 15 {
+            let v = mant as f64 / POW10[frac];
+            return Some(if neg { -v } else { v });
+        }
     }
+    // Everything else (long mantissas such as Python's 17-digit `repr`, exponents, `inf`):
+    // fast_float2, the Eisel-Lemire conversion `str::parse` also uses, with the same grammar,
+    // read from the bytes.
     let v: f64 = fast_float2::parse(s).ok()?;
     (!v.is_nan()).then_some(v)
-}
-
-/// The nearest `f64` of `10^-k`, `k = 0..=22` (a starting guess only, see [`plain_decimal`]).
-const POW10_NEG: [f64; 23] = [
-    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
-    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
-];
-
-/// `10^k` as integers, `k = 0..=22`.
-const POW10_INT: [u128; 23] = {
-    let mut t = [1u128; 23];
-    let mut k = 1;
-    while k < 23 {
-        t[k] = t[k - 1] * 10;
-        k += 1;
-    }
-    t
-};
-
-/// The value of eight ASCII digits read as one little-endian word, or `None` if any byte is
-/// not a digit (SWAR: two multiply-and-shift steps combine digit pairs, then pairs of pairs).
-#[inline(always)]
-fn eight_digits(b: &[u8]) -> Option<u64> {
-    let v = u64::from_le_bytes(b[..8].try_into().ok()?);
-    // Every byte is 0x30..=0x39: high nibble 3 both before and after adding 6.
-    if v & v.wrapping_add(0x0606_0606_0606_0606) & 0xf0f0_f0f0_f0f0_f0f0 != 0x3030_3030_3030_3030 {
-        return None;
-    }
-    let d = v - 0x3030_3030_3030_3030;
-    // Each 16-bit lane's low byte becomes 10 * first + second digit.
-    let p = d.wrapping_mul(10).wrapping_add(d >> 8);
-    const LANES: u64 = 0x0000_00ff_0000_00ff;
-    let hi = (p & LANES).wrapping_mul(100 + (1_000_000 << 32));
-    let lo = ((p >> 16) & LANES).wrapping_mul(1 + (10_000 << 32));
-    Some(hi.wrapping_add(lo) >> 32)
-}
-
-/// The exact fast path of [`parse_score`]: a plain decimal `[+-]I[.F]` with at most 19 digits
-/// in all (the integer `w` fits 63 bits) and at most 22 after the point (`10^k` fits the
-/// tables), or `None` to leave the string to the general parser.
-///
-/// Without a fraction (`k = 0`) and `w <= 2^53`, `w` is exact. Otherwise the guess
-/// `c = f64(w) * f64(10^-k)` (a unit or so off at worst) is checked exactly in 128-bit
-/// integers: with `c = m * 2^e`, `c` is the correctly rounded value of `w / 10^k` iff
-/// `|w * 2^-e - m * 10^k| < 10^k / 2`, or equal and `m` even (ties to even); when it is not,
-/// its neighbour on the side of the exact value is checked the same way. Anything the check
-/// cannot settle (`m` a power of two, where the spacing below is half; a neighbour in another
-/// binade; shifts that would overflow) returns `None`.
-#[inline]
-fn plain_decimal(s: &[u8]) -> Option<f64> {
-    let (neg, digits) = match *s.first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let int_len = digits
-        .iter()
-        .position(|b| !b.is_ascii_digit())
-        .unwrap_or(digits.len());
-    let (int, frac) = match digits.get(int_len) {
-        None => (digits, &digits[int_len..]),
-        Some(b'.') => (&digits[..int_len], &digits[int_len + 1..]),
-        Some(_) => return None,
-    };
-    let k = frac.len();
-    if int.len() + k > 19 || k > 22 || int.len() + k == 0 {
-        return None;
-    }
-    let mut w: u64 = 0;
-    for &b in int {
-        w = w * 10 + u64::from(b - b'0');
-    }
-    let mut rest = frac;
-    while rest.len() >= 8 {
-        w = w * 100_000_000 + eight_digits(rest)?;
-        rest = &rest[8..];
-    }
-    for &b in rest {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        w = w * 10 + u64::from(b - b'0');
-    }
-    let c = if k == 0 || w == 0 {
-        if w > 1 << 53 {
-            return None;
-        }
-        w as f64
-    } else {
-        // One multiplication by the nearest `f64` of `10^-k` (a division's latency is several
-        // times a multiplication's); the result may be a unit or so off, which the exact check
-        // below corrects or refers to the general parser.
-        if w >= 1 << 63 {
-            return None;
-        }
-        let c = (w as i64) as f64 * POW10_NEG[k];
-        let bits = c.to_bits();
-        let m = (bits & ((1 << 52) - 1)) | (1 << 52);
-        let e = ((bits >> 52) & 0x7ff) as i64 - 1075;
-        if m == 1 << 52 || e >= 0 {
-            return None;
-        }
-        let sh = (-e) as u32;
-        let wide = u128::from(w);
-        if sh >= wide.leading_zeros() {
-            return None;
-        }
-        let exact = wide << sh;
-        let p = POW10_INT[k];
-        let nearest = |m: u64| {
-            let twice = 2 * exact.abs_diff(u128::from(m) * p);
-            twice < p || (twice == p && m & 1 == 0)
-        };
-        if nearest(m) {
-            c
-        } else {
-            // Try the neighbour on the side of the exact value (same binade only).
-            let up = exact > u128::from(m) * p;
-            let n = if up { m + 1 } else { m - 1 };
-            if n == 1 << 53 || n < 1 << 52 || !nearest(n) {
-                return None;
-            }
-            f64::from_bits(if up { bits + 1 } else { bits - 1 })
-        }
-    };
-    Some(if neg { -c } else { c })
 }
 
 /// Parse an integer relevance value; `1.0`-style values with a zero fraction are accepted.
@@ -1144,8 +1056,8 @@ mod tests {
         }
 
         /// Scores as run writers print them (shortest round-trip text like Python's `repr`,
-        /// and fixed precisions around 17 digits) parse bit for bit as `str::parse`, through
-        /// the exact decimal fast path or the fallback.
+        /// fixed precisions up to 22 digits, exponents) parse bit for bit as `str::parse`,
+        /// on both sides of the 16-byte fast path.
         #[test]
         fn printed_scores_parse_like_std(bits in proptest::prelude::any::<u64>(), prec in 0usize..=22) {
             let v = f64::from_bits(bits);
@@ -1156,42 +1068,6 @@ mod tests {
                 proptest::prop_assert_eq!(parse_score(text.as_bytes()).map(f64::to_bits), Some(want), "{}", text);
             }
         }
-    }
-
-    #[test]
-    fn plain_decimals_are_exact_and_rarely_fall_back() {
-        // 200,000 uniform scores in [0, 1) and around 1..1000, printed as Python prints them:
-        // whenever the fast path answers it is `str::parse` bit for bit, and it answers for
-        // nearly all of them (a fallback costs the general parser's time, not correctness).
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut answered = 0;
-        let n = 200_000;
-        for i in 0..n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
-            let v = if i % 2 == 0 {
-                unit
-            } else {
-                unit * 1000.0 - 1.0
-            };
-            let text = format!("{v}");
-            let want = text.parse::<f64>().unwrap().to_bits();
-            if let Some(got) = plain_decimal(text.as_bytes()) {
-                assert_eq!(got.to_bits(), want, "{text}");
-                answered += 1;
-            }
-            assert_eq!(
-                parse_score(text.as_bytes()).map(f64::to_bits),
-                Some(want),
-                "{text}"
-            );
-        }
-        assert!(
-            answered * 100 >= n * 99,
-            "fast path answered {answered} of {n}"
-        );
     }
 
     #[test]
