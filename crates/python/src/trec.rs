@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
     self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
-    TrecAccumulator, TrecEvalVersion, compute_query, score_key_for,
+    TrecAccumulator, TrecEvalVersion, compute_query, score_key_for, sort_by_key_desc,
 };
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -535,40 +535,13 @@ impl TrecEvaluator {
     }
 }
 
-/// Sort by score key descending (unless already strictly descending); whether two keys tie.
-/// One sort of plain words (the inverted key with its low bits replaced by the document's
-/// index; runs that agree above those bits are then put in exact key order), then the
-/// documents are moved once: the file path's `rank_docs` scheme.
+/// Sort by score key descending (unless already strictly descending; `sort_by_key_desc`, the
+/// file path's ranking sort); whether two keys tie.
 fn sort_desc(docs: &mut [ScannedDoc]) -> bool {
     if docs.windows(2).all(|w| w[0].key > w[1].key) {
         return false;
     }
-    let n = docs.len();
-    let bits = usize::BITS - (n - 1).leading_zeros();
-    if bits > 16 {
-        docs.sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
-    } else {
-        let mask = (1u64 << bits) - 1;
-        let mut order: Vec<u64> = docs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (!d.key & !mask) | i as u64)
-            .collect();
-        order.sort_unstable();
-        let sorted: Vec<ScannedDoc> = order.iter().map(|&o| docs[(o & mask) as usize]).collect();
-        docs.copy_from_slice(&sorted);
-        let mut i = 0;
-        while i < n {
-            let mut j = i + 1;
-            while j < n && order[j] & !mask == order[i] & !mask {
-                j += 1;
-            }
-            if j - i > 1 {
-                docs[i..j].sort_unstable_by_key(|d| std::cmp::Reverse(d.key));
-            }
-            i = j;
-        }
-    }
+    sort_by_key_desc(docs, |d| d.key, |_, _| std::cmp::Ordering::Equal);
     docs.windows(2).any(|w| w[0].key == w[1].key)
 }
 

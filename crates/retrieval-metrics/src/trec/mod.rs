@@ -41,6 +41,7 @@ pub use eval::{
 };
 pub use parse::{Qrels, QueryQrels, Run, RunDoc, RunReader, RunRecord};
 pub use rank::{
-    JudgedRanking, ScoredDoc, rank_by_score, score_key, score_key_for, stored_score, trec_order,
+    JudgedRanking, ScoredDoc, rank_by_score, score_key, score_key_for, sort_by_key_desc,
+    stored_score, trec_order,
 };
 pub use spec::{MeasureId, MeasureSet};

@@ -91,6 +91,50 @@ pub fn rank_by_score<T: ScoredDoc>(docs: &mut [T]) {
     }
 }
 
+/// Sort `items` by `key` descending, items with equal keys by `then`: the ranking sort of the
+/// file path and of the Python binding (whose documents are small `Copy` records with a
+/// [`score_key`]). Instead of moving the records through the sort, one sort of plain words
+/// (the inverted key with the item's index in its low bits) orders them and they are gathered
+/// once; items whose keys agree above the index bits (equal scores, or scores a few units
+/// apart in the last place) are then put in exact order. Up to 2^16 items; larger slices are
+/// sorted directly.
+pub fn sort_by_key_desc<T: Copy>(
+    items: &mut [T],
+    key: impl Fn(&T) -> u64,
+    then: impl Fn(&T, &T) -> Ordering,
+) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let exact = |a: &T, b: &T| key(b).cmp(&key(a)).then_with(|| then(a, b));
+    let bits = usize::BITS - (n - 1).leading_zeros();
+    if bits > 16 {
+        items.sort_unstable_by(exact);
+        return;
+    }
+    let mask = (1u64 << bits) - 1;
+    let mut order: Vec<u64> = items
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (!key(d) & !mask) | i as u64)
+        .collect();
+    order.sort_unstable();
+    let ranked: Vec<T> = order.iter().map(|&o| items[(o & mask) as usize]).collect();
+    items.copy_from_slice(&ranked);
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        while j < n && order[j] & !mask == order[i] & !mask {
+            j += 1;
+        }
+        if j - i > 1 {
+            items[i..j].sort_unstable_by(exact);
+        }
+        i = j;
+    }
+}
+
 /// An integer key ordered like the score (`-0.0` and `0.0` map to the same key): sorting by
 /// this key descending, then docno descending, is [`trec_order`]. Front ends that rank
 /// documents themselves (the Python binding ranks dict entries) use it, through
