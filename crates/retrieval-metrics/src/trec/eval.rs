@@ -399,38 +399,7 @@ fn rank_docs(docs: &mut [Doc]) {
     {
         return;
     }
-    let n = docs.len();
-    let bits = usize::BITS - (n - 1).leading_zeros();
-    if bits > 16 {
-        docs.sort_unstable_by(|a, b| b.key.cmp(&a.key).then_with(|| b.docno.cmp(a.docno)));
-        return;
-    }
-    // Sort plain words instead of 32-byte documents: each word is the inverted key (so
-    // ascending order is key descending) with its low `bits` bits replaced by the document's
-    // index, then the documents are gathered in that order. Keys that agree above those bits
-    // (equal scores, or scores a few units apart in the last place) land next to each other
-    // and are put in exact order (key descending, docno descending) afterwards.
-    let mask = (1u64 << bits) - 1;
-    let mut order: Vec<u64> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (!d.key & !mask) | i as u64)
-        .collect();
-    order.sort_unstable();
-    let ranked: Vec<Doc> = order.iter().map(|&o| docs[(o & mask) as usize]).collect();
-    docs.copy_from_slice(&ranked);
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n && order[j] & !mask == order[i] & !mask {
-            j += 1;
-        }
-        if j - i > 1 {
-            docs[i..j]
-                .sort_unstable_by(|a, b| b.key.cmp(&a.key).then_with(|| b.docno.cmp(a.docno)));
-        }
-        i = j;
-    }
+    super::rank::sort_by_key_desc(docs, |d| d.key, |a, b| b.docno.cmp(a.docno));
 }
 
 /// Why a query could not be evaluated (trec_eval's "duplicate docs").
@@ -814,7 +783,10 @@ fn parse_chunk<'a>(
     // the rest of the chunk: each segment's evaluation costs the query's whole qrels, so
     // evaluating one-line segments would be quadratic. Such queries are evaluated once, after
     // grouping.
-    let mut closed: rustc_hash::FxHashSet<&'a [u8]> = Default::default();
+    // Room for a segment per 2 KB of the chunk (a query of about 40 result lines) without
+    // rehashing.
+    let mut closed: rustc_hash::FxHashSet<&'a [u8]> =
+        rustc_hash::FxHashSet::with_capacity_and_hasher((end - start) / 2048, Default::default());
     let mut eager = true;
     let mut close = |qid: &'a [u8],
                      s: usize,

@@ -807,6 +807,9 @@ pub(crate) enum ScannedLine<'a> {
 /// the next line.
 #[inline]
 pub(crate) fn scan_run_line(buf: &[u8], start: usize) -> (ScannedLine<'_>, usize) {
+    if let Some(fast) = scan_plain_run_line(buf, start) {
+        return fast;
+    }
     let len = buf.len();
     let mut f: [&[u8]; 6] = [&[]; 6];
     let mut n = 0usize;
@@ -859,6 +862,56 @@ pub(crate) fn scan_run_line(buf: &[u8], start: usize) -> (ScannedLine<'_>, usize
                 Ok(r) => (ScannedLine::Record(r), next),
             }
         }
+    }
+}
+
+/// The common case of [`scan_run_line`], 8 bytes at a time: a line that starts with a field
+/// (not blank, not a comment), has at least six fields separated by runs of whitespace, and
+/// ends with `\n` at least 8 bytes before the end of `buf`. Each word's bytes below `0x21` are
+/// found exactly (no borrow between bytes) and visited in order: `\n` ends the line, other C
+/// whitespace ends a field, any other control byte (field content for trec_eval) gives up.
+/// `None` leaves the line to the general scanner (also for a score `parse_score` refuses, so
+/// that the error message is the general one).
+#[inline]
+fn scan_plain_run_line(buf: &[u8], start: usize) -> Option<(ScannedLine<'_>, usize)> {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if is_space(*buf.get(start)?) || buf[start] == b'#' {
+        return None;
+    }
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    let mut n = 0usize;
+    let mut field = start;
+    let mut pos = start;
+    loop {
+        let word = buf.get(pos..pos + 8)?;
+        let w = u64::from_le_bytes(word.try_into().ok()?);
+        // High bit of each byte >= 0x21 (exact: adding 0x5f to the low 7 bits cannot carry
+        // into the next byte), so `lows` marks exactly the bytes below 0x21.
+        let mut lows = !((w & LOW7).wrapping_add(0x5f5f_5f5f_5f5f_5f5f) | w) & HIGH;
+        while lows != 0 {
+            let at = pos + (lows.trailing_zeros() / 8) as usize;
+            lows &= lows - 1;
+            let b = buf[at];
+            if b != b'\n' && !is_space(b) {
+                return None;
+            }
+            if at > field {
+                if n < 6 {
+                    f[n] = &buf[field..at];
+                }
+                n += 1;
+            }
+            field = at + 1;
+            if b == b'\n' {
+                if n < 6 {
+                    return None;
+                }
+                let score = parse_score(f[4])?;
+                return Some((ScannedLine::Record((f[0], f[2], score, f[5])), at + 1));
+            }
+        }
+        pos += 8;
     }
 }
 
@@ -1173,27 +1226,48 @@ mod tests {
         fn scan_run_line_matches_line_parsing(
             text in "(( ?q[0-9]\tQ0 d[0-9]{1,2} [0-9] -?[0-9]{1,3}(\\.[0-9]{0,20})?(e-?[0-9])? t[a-z]?( x)?\r?\n)|(([ \t\r\x0b\x0c]{0,2}(#|[a-z0-9.#-]{1,4})){0,8}[ \t\r]{0,2}\n?)){0,8}"
         ) {
-            let buf = text.as_bytes();
-            let mut pos = 0;
-            while pos < buf.len() {
-                let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |k| pos + k);
-                let line = &buf[pos..nl];
-                let want = if is_skippable(line) {
-                    None
-                } else {
-                    Some(parse_run_line(line).map(|(q, d, s, t)| (q, d, s.to_bits(), t)))
-                };
-                let (got, next) = scan_run_line(buf, pos);
-                let got = match got {
-                    ScannedLine::Skip => None,
-                    ScannedLine::Record((q, d, s, t)) => Some(Ok((q, d, s.to_bits(), t))),
-                    ScannedLine::Bad(e) => Some(Err(e)),
-                };
-                proptest::prop_assert_eq!(got, want);
-                proptest::prop_assert_eq!(next, (nl + 1).min(buf.len()));
-                pos = nl + 1;
-            }
+            check_scan(text.as_bytes())?;
         }
+
+        /// The same on run-shaped lines long enough for the 8-byte fast path: mixed
+        /// separators (tabs, CR, vertical tab), control bytes inside fields (content for
+        /// trec_eval, so the fast path gives up), comments, too few columns, extra columns.
+        #[test]
+        fn run_shaped_lines_scan_like_line_parsing(
+            lines in proptest::collection::vec(
+                "[ \t]?#?q[0-9\x01]{0,3}[ \t\r]{1,2}Q0[ \t]{1,2}d[0-9_]{1,12}[ \t]{1,2}[0-9]{1,3}([ \t]{1,2}-?[0-9]{1,3}(\\.[0-9]{0,18})?)?[ \t\x0b]{1,2}t[a-z\x01]?([ \t]x)?\r?",
+                1..30,
+            ),
+            tail in "[a-z0-9 .]{0,12}",
+        ) {
+            let text = format!("{}\n{tail}", lines.join("\n"));
+            check_scan(text.as_bytes())?;
+        }
+    }
+
+    /// Every line of `buf` scanned in place as `memchr` + `is_skippable` + `parse_run_line`
+    /// read it.
+    fn check_scan(buf: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |k| pos + k);
+            let line = &buf[pos..nl];
+            let want = if is_skippable(line) {
+                None
+            } else {
+                Some(parse_run_line(line).map(|(q, d, s, t)| (q, d, s.to_bits(), t)))
+            };
+            let (got, next) = scan_run_line(buf, pos);
+            let got = match got {
+                ScannedLine::Skip => None,
+                ScannedLine::Record((q, d, s, t)) => Some(Ok((q, d, s.to_bits(), t))),
+                ScannedLine::Bad(e) => Some(Err(e)),
+            };
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(next, (nl + 1).min(buf.len()));
+            pos = nl + 1;
+        }
+        Ok(())
     }
 
     #[test]
