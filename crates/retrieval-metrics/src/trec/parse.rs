@@ -419,6 +419,16 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
     if longest <= common + 8 && keyed.windows(2).all(|w| w[0] >> 64 < w[1] >> 64) {
         return;
     }
+    sort_keyed(&mut keyed, |i| recs[i].0);
+    let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
+    recs.copy_from_slice(&sorted);
+}
+
+/// Sort `(word << 64 | index)` keys: by word, then, where words agree, by `id(index)` in byte
+/// order, then by index (file order). The word is a big-endian prefix of the id (or of the id
+/// after a shared prefix), so this is byte order of the ids with ties in file order, and
+/// whole ids are compared only where the words cannot tell.
+fn sort_keyed<'b>(keyed: &mut [u128], id: impl Fn(usize) -> &'b [u8]) {
     keyed.sort_unstable();
     let mut i = 0;
     while i < keyed.len() {
@@ -427,12 +437,11 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
             j += 1;
         }
         if j - i > 1 {
-            keyed[i..j].sort_by(|a, b| recs[*a as u64 as usize].0.cmp(recs[*b as u64 as usize].0));
+            // Stable: equal ids keep index order (ascending here).
+            keyed[i..j].sort_by(|a, b| id(*a as u64 as usize).cmp(id(*b as u64 as usize)));
         }
         i = j;
     }
-    let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
-    recs.copy_from_slice(&sorted);
 }
 
 /// One judgment as read: docno, relevance and line (relative to its [`QrelChunk`]).
@@ -619,20 +628,7 @@ impl Qrels {
             .enumerate()
             .map(|(i, r)| (u128::from(prefix(r.0)) << 64) | i as u128)
             .collect();
-        order.sort_unstable();
-        let mut i = 0;
-        while i < order.len() {
-            let mut j = i + 1;
-            while j < order.len() && order[j] >> 64 == order[i] >> 64 {
-                j += 1;
-            }
-            if j - i > 1 {
-                // Stable: equal qids keep file order (the positions are ascending here).
-                order[i..j]
-                    .sort_by(|a, b| runs[*a as u64 as usize].0.cmp(runs[*b as u64 as usize].0));
-            }
-            i = j;
-        }
+        sort_keyed(&mut order, |i| runs[i].0);
         let run = |o: u128| &runs[o as u64 as usize];
         let mut groups: Vec<&[u128]> = Vec::new();
         let mut g = 0;
