@@ -309,11 +309,14 @@ impl TrecEvaluator {
         // machine).
         let mut done: Vec<Evaluated> = std::thread::scope(|sc| -> PyResult<Vec<Evaluated>> {
             let (tx, rx) = std::sync::mpsc::channel::<Batch>();
-            let worker = sc.spawn(move || {
-                rx.iter()
-                    .map(|batch| rank_and_compute(qrels, opts, batch))
-                    .collect::<Vec<_>>()
-            });
+            let worker = std::thread::Builder::new()
+                .name("routeval-rank".into())
+                .spawn_scoped(sc, move || {
+                    rx.iter()
+                        .map(|batch| rank_and_compute(qrels, opts, batch))
+                        .collect::<Vec<_>>()
+                })
+                .map_err(|e| err(format!("cannot start the ranking thread: {e}")))?;
             let mut scan = || -> PyResult<()> {
                 let mut batch = Batch::new();
                 for (qid, qdocs) in run.iter() {
