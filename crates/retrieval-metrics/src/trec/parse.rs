@@ -400,13 +400,7 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
     let common = recs.iter().fold(first.len(), |n, r| {
         n.min(r.0.iter().zip(first).take_while(|(a, b)| a == b).count())
     });
-    let word = |d: &[u8]| {
-        let mut b = [0u8; 8];
-        let rest = &d[common..];
-        let k = rest.len().min(8);
-        b[..k].copy_from_slice(&rest[..k]);
-        u64::from_be_bytes(b)
-    };
+    let word = |d: &[u8]| be_prefix(&d[common..]);
     // (word << 64 | file position): one integer sort; equal words (a longer shared prefix,
     // or the same docno) are then ordered by the whole docno, file order kept.
     let mut keyed: Vec<u128> = recs
@@ -422,6 +416,15 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
     sort_keyed(&mut keyed, |i| recs[i].0);
     let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
     recs.copy_from_slice(&sorted);
+}
+
+/// The first 8 bytes of `bytes` as a big-endian word, zero-padded: comparing words is byte
+/// order as far as 8 bytes tell.
+fn be_prefix(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let k = bytes.len().min(8);
+    b[..k].copy_from_slice(&bytes[..k]);
+    u64::from_be_bytes(b)
 }
 
 /// Sort `(word << 64 | index)` keys: by word, then, where words agree, by `id(index)` in byte
@@ -617,16 +620,10 @@ impl Qrels {
             .enumerate()
             .flat_map(|(c, ch)| ch.runs.iter().map(move |&(q, s, e)| (q, c, s, e)))
             .collect();
-        let prefix = |q: &[u8]| {
-            let mut b = [0u8; 8];
-            let k = q.len().min(8);
-            b[..k].copy_from_slice(&q[..k]);
-            u64::from_be_bytes(b)
-        };
         let mut order: Vec<u128> = runs
             .iter()
             .enumerate()
-            .map(|(i, r)| (u128::from(prefix(r.0)) << 64) | i as u128)
+            .map(|(i, r)| (u128::from(be_prefix(r.0)) << 64) | i as u128)
             .collect();
         sort_keyed(&mut order, |i| runs[i].0);
         let run = |o: u128| &runs[o as u64 as usize];
