@@ -162,8 +162,8 @@ pub(crate) struct TrecEvaluator {
 }
 
 /// Judged run queries per batch of [`TrecEvaluator::evaluate_run`]'s pipeline: each batch is
-/// scanned under the GIL, then ranked and evaluated on a pool thread while the next one is
-/// scanned.
+/// scanned under the GIL, then ranked and evaluated on the ranking thread while the next one
+/// is scanned.
 const BATCH: usize = 512;
 
 /// One batch of judged run queries joined with their judgments: the part that leaves the
@@ -408,7 +408,7 @@ impl TrecEvaluator {
             Scan::Done => Some(qdocs),
             Scan::Slow => {
                 let judgments = pos.map(|p| self.judgments[p].bind(py));
-                self.gather_safe(qid, &qdocs, judgments, docs)?;
+                self.scan_safe(qid, &qdocs, judgments, docs)?;
                 None
             }
         };
@@ -417,7 +417,7 @@ impl TrecEvaluator {
 
     /// The safe path of [`scan_one`](Self::scan_one): checks every document
     /// (raising the errors) and, for a judged query (`judgments`), appends its ranking.
-    fn gather_safe<'py>(
+    fn scan_safe<'py>(
         &self,
         qid: &Bound<'py, PyAny>,
         qdocs: &Bound<'py, PyDict>,
