@@ -12,9 +12,12 @@
 //! is written as `null`.
 
 use crate::StatsError;
+use crate::anova::{TwoWayAnova, compact_letters, randomized_tukey, tukey_hsd, two_way_anova};
 use crate::bootstrap::bootstrap_mean_ci_table;
 use crate::multitest::{Correction, adjust};
 use crate::paired::{PairedTest, cohens_dz, mean, wins_ties_losses};
+use crate::range::StudentizedRange;
+use crate::risk::{RiskValues, check_alpha, georisk, urisk_trisk};
 use rayon::prelude::*;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -31,6 +34,35 @@ pub struct SystemScores {
     /// The headline value of each measure, if the caller has its own definition (e.g.
     /// trec_eval's summary line); else the arithmetic mean of the scores.
     pub means: Option<Vec<f64>>,
+}
+
+/// A test over every pair of systems at once that controls the family-wise error itself, used
+/// instead of a paired test (see [`crate::anova`]). Needs at least 3 systems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyTest {
+    /// Tukey's HSD with the two-way ANOVA's MSE ([`tukey_hsd`]).
+    Tukey,
+    /// Carterette's randomized Tukey HSD ([`randomized_tukey`]), `iterations` permutations.
+    RandomizedTukey,
+}
+
+impl FamilyTest {
+    /// The name on the command line and in JSON (`tukey`, `randomized-tukey`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FamilyTest::Tukey => "tukey",
+            FamilyTest::RandomizedTukey => "randomized-tukey",
+        }
+    }
+
+    /// The family test of that name, if it is one.
+    pub fn from_name(s: &str) -> Option<FamilyTest> {
+        match s {
+            "tukey" => Some(FamilyTest::Tukey),
+            "randomized-tukey" => Some(FamilyTest::RandomizedTukey),
+            _ => None,
+        }
+    }
 }
 
 /// Options of [`compare_systems`].
@@ -53,6 +85,14 @@ pub struct CompareOptions {
     pub ci_replicates: u64,
     /// Compare every pair of systems, not only each with the baseline.
     pub all_pairs: bool,
+    /// A family-wise test over all pairs instead of `test` + `correction` (every pair is then
+    /// compared and the p-values are not corrected again).
+    pub family: Option<FamilyTest>,
+    /// Add the two-way ANOVA of each measure (needs at least 3 systems).
+    pub anova: bool,
+    /// Loss weights `α` of the risk measures against the baseline (URisk, TRisk, GeoRisk), in
+    /// the order given; empty = no risk measures.
+    pub risk_alphas: Vec<f64>,
 }
 
 impl Default for CompareOptions {
@@ -66,6 +106,9 @@ impl Default for CompareOptions {
             ci_level: Some(0.95),
             ci_replicates: 1000,
             all_pairs: false,
+            family: None,
+            anova: false,
+            risk_alphas: Vec::new(),
         }
     }
 }
@@ -104,6 +147,12 @@ pub struct SystemSummary {
     pub means: Vec<f64>,
     /// Comparison with the baseline per measure (`None` for the baseline itself).
     pub vs_baseline: Option<Vec<Comparison>>,
+    /// Compact letter display per measure when every pair was compared (systems sharing a
+    /// letter are not significantly different; `a` goes to the best mean).
+    pub letters: Option<Vec<String>>,
+    /// Risk measures per measure, one entry per `α` of [`CompareOptions::risk_alphas`]
+    /// (`None` without risk measures).
+    pub risk: Option<Vec<Vec<RiskValues>>>,
 }
 
 /// The comparison of system `b` (the run) against system `a` (the reference), per measure.
@@ -136,9 +185,31 @@ pub struct ComparisonReport {
     pub runs: Vec<SystemSummary>,
     /// Every pair `(a, b)` with `a < b`, when all pairs were compared.
     pub pairs: Option<Vec<PairReport>>,
+    /// The family-wise test used instead of `test` + `correction`, if any.
+    pub family: Option<FamilyTest>,
+    /// The two-way ANOVA per measure (with `anova` or a Tukey test).
+    pub anova: Option<Vec<TwoWayAnova>>,
+    /// Notes about undefined statistics (a residual variance of 0, GeoRisk of an all-zero
+    /// table), in every face of the report.
+    pub notes: Vec<String>,
 }
 
 impl ComparisonReport {
+    /// The test's name as printed: the family test's, else the paired test's.
+    pub fn test_name(&self) -> &'static str {
+        self.family.map_or(self.test.name(), FamilyTest::name)
+    }
+
+    /// The correction's name as printed: `tukey` for a family test (its p-values are already
+    /// family-wise), else the correction's.
+    pub fn correction_name(&self) -> &'static str {
+        if self.family.is_some() {
+            "tukey"
+        } else {
+            self.correction.name()
+        }
+    }
+
     /// Every comparison of the report (pairs if present, else each run vs the baseline), as
     /// `(reference index, run index, measure index, comparison)`.
     pub fn comparisons(&self) -> Vec<(usize, usize, usize, &Comparison)> {
@@ -195,13 +266,22 @@ struct RunJson<'a>(&'a [String], &'a SystemSummary);
 impl Serialize for RunJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let run = self.1;
-        let n = if run.vs_baseline.is_some() { 4 } else { 3 };
+        let n = 3
+            + usize::from(run.vs_baseline.is_some())
+            + usize::from(run.letters.is_some())
+            + usize::from(run.risk.is_some());
         let mut st = s.serialize_struct("Run", n)?;
         st.serialize_field("name", &run.name)?;
         st.serialize_field("path", &run.path)?;
         st.serialize_field("means", &OrderedMap(self.0, &run.means))?;
         if let Some(v) = &run.vs_baseline {
             st.serialize_field("vs_baseline", &OrderedMap(self.0, v))?;
+        }
+        if let Some(l) = &run.letters {
+            st.serialize_field("letters", &OrderedMap(self.0, l))?;
+        }
+        if let Some(r) = &run.risk {
+            st.serialize_field("risk", &OrderedMap(self.0, r))?;
         }
         st.end()
     }
@@ -221,12 +301,15 @@ impl Serialize for PairJson<'_> {
 
 impl Serialize for ComparisonReport {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let n = if self.pairs.is_some() { 7 } else { 6 };
+        let n = 6
+            + usize::from(self.pairs.is_some())
+            + usize::from(self.anova.is_some())
+            + usize::from(!self.notes.is_empty());
         let mut st = s.serialize_struct("ComparisonReport", n)?;
         st.serialize_field("measures", &self.measures)?;
         st.serialize_field("queries", &self.queries)?;
-        st.serialize_field("test", &self.test)?;
-        st.serialize_field("correction", &self.correction)?;
+        st.serialize_field("test", self.test_name())?;
+        st.serialize_field("correction", self.correction_name())?;
         st.serialize_field("alpha", &self.alpha)?;
         let runs: Vec<RunJson<'_>> = self
             .runs
@@ -237,6 +320,12 @@ impl Serialize for ComparisonReport {
         if let Some(pairs) = &self.pairs {
             let pairs: Vec<PairJson<'_>> = pairs.iter().map(|p| PairJson(self, p)).collect();
             st.serialize_field("pairs", &pairs)?;
+        }
+        if let Some(a) = &self.anova {
+            st.serialize_field("anova", &OrderedMap(&self.measures, a))?;
+        }
+        if !self.notes.is_empty() {
+            st.serialize_field("notes", &self.notes)?;
         }
         st.end()
     }
@@ -307,7 +396,38 @@ pub fn compare_systems(
                 .unwrap_or_else(|| s.scores.iter().map(|c| mean(c)).collect())
         })
         .collect();
-    let pairs: Vec<(usize, usize)> = if opts.all_pairs {
+    let k = systems.len();
+    if (opts.anova || opts.family.is_some()) && k < 3 {
+        let what = opts.family.map_or("the ANOVA", |f| {
+            if f == FamilyTest::Tukey {
+                "Tukey's HSD"
+            } else {
+                "the randomized Tukey HSD"
+            }
+        });
+        return Err(StatsError::InvalidOption(format!(
+            "{what} compares at least 3 runs, got {k}; with two runs use a paired test (t, wilcoxon, fisher, bootstrap)"
+        )));
+    }
+    if (opts.anova || opts.family.is_some()) && n_units < 2 {
+        return Err(StatsError::InvalidOption(format!(
+            "an analysis of many systems needs at least 2 queries, got {n_units}"
+        )));
+    }
+    if opts.family == Some(FamilyTest::RandomizedTukey)
+        && opts.iterations > crate::anova::MAX_ITERATIONS
+    {
+        return Err(StatsError::InvalidOption(format!(
+            "iterations must be in 1..={}, got {}",
+            crate::anova::MAX_ITERATIONS,
+            opts.iterations
+        )));
+    }
+    for &a in &opts.risk_alphas {
+        check_alpha(a)?;
+    }
+    let all_pairs = opts.all_pairs || opts.family.is_some();
+    let pairs: Vec<(usize, usize)> = if all_pairs {
         (0..systems.len())
             .flat_map(|a| (a + 1..systems.len()).map(move |b| (a, b)))
             .collect()
@@ -330,13 +450,64 @@ pub fn compare_systems(
                 .collect()
         })
         .collect();
-    let raw: Vec<(f64, Option<f64>)> = diffs
-        .par_iter()
-        .map(|d| {
-            (
-                opts.test.p_value(d, opts.iterations, opts.seed),
-                cohens_dz(d),
+    // Per measure, the systems × queries table (for the ANOVA, Tukey and GeoRisk).
+    let tables: Vec<Vec<&[f64]>> = (0..n_m)
+        .map(|m| systems.iter().map(|s| s.scores[m].as_slice()).collect())
+        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    let anova: Option<Vec<TwoWayAnova>> = if opts.anova || opts.family.is_some() {
+        let a = tables
+            .iter()
+            .map(|t| two_way_anova(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (m, r) in a.iter().enumerate() {
+            if r.f.is_none() {
+                notes.push(format!(
+                    "{}: the residual variance of the two-way ANOVA is 0 (every score is the sum of a system and a query effect), so F{} is undefined",
+                    measures[m],
+                    if opts.family == Some(FamilyTest::Tukey) { " and Tukey's q" } else { "" }
+                ));
+            }
+        }
+        Some(a)
+    } else {
+        None
+    };
+    // Family-wise p-values per measure, in `pairs` order (a < b, lexicographic).
+    let family_p: Option<Vec<Vec<f64>>> = match (opts.family, &anova) {
+        (Some(FamilyTest::Tukey), Some(a)) => {
+            let dist =
+                StudentizedRange::new(k as u32, a[0].df_residual as f64).ok_or_else(|| {
+                    StatsError::InvalidOption("no residual degrees of freedom".into())
+                })?;
+            let per_m = tables
+                .iter()
+                .zip(a)
+                .map(|(t, an)| {
+                    tukey_hsd(t, an, &dist).map(|v| v.iter().map(|p| p.p_value).collect())
+                })
+                .collect::<Result<Vec<Vec<f64>>, _>>()?;
+            Some(per_m)
+        }
+        (Some(FamilyTest::RandomizedTukey), _) => {
+            let r = randomized_tukey(&tables, opts.iterations, opts.seed)?;
+            Some(
+                r.into_iter()
+                    .map(|v| v.iter().map(|p| p.p_value).collect())
+                    .collect(),
             )
+        }
+        _ => None,
+    };
+    let raw: Vec<(f64, Option<f64>)> = jobs
+        .par_iter()
+        .zip(&diffs)
+        .map(|(&(p, m), d)| {
+            let pv = match &family_p {
+                Some(fp) => fp[m][p],
+                None => opts.test.p_value(d, opts.iterations, opts.seed),
+            };
+            (pv, cohens_dz(d))
         })
         .collect();
     // CIs of every mean difference from the same resamples (rows = units, columns = jobs).
@@ -355,7 +526,15 @@ pub fn compare_systems(
             .collect()
     });
     let pvals: Vec<f64> = raw.iter().map(|r| r.0).collect();
-    let adj = adjust(&pvals, opts.alpha, opts.correction);
+    let adj = if family_p.is_some() {
+        // Already family-wise: p_adjusted = p, rejected at alpha (never when undefined).
+        crate::multitest::Adjusted {
+            p_adjusted: pvals.clone(),
+            reject: pvals.iter().map(|&p| p <= opts.alpha).collect(),
+        }
+    } else {
+        adjust(&pvals, opts.alpha, opts.correction)
+    };
     let comparisons: Vec<Comparison> = jobs
         .iter()
         .enumerate()
@@ -384,10 +563,63 @@ pub fn compare_systems(
             comparisons: comparisons[p * n_m..(p + 1) * n_m].to_vec(),
         })
         .collect();
+    // Compact letters per measure when every pair was compared.
+    let letters: Option<Vec<Vec<String>>> = all_pairs.then(|| {
+        (0..n_m)
+            .map(|m| {
+                let mut order: Vec<usize> = (0..k).collect();
+                order.sort_by(|&x, &y| means[y][m].total_cmp(&means[x][m]).then(x.cmp(&y)));
+                let sig = |a: usize, b: usize| {
+                    let (a, b) = if a < b { (a, b) } else { (b, a) };
+                    pairs
+                        .iter()
+                        .position(|&pr| pr == (a, b))
+                        .is_some_and(|p| comparisons[p * n_m + m].significant)
+                };
+                compact_letters(k, &order, sig)
+            })
+            .collect()
+    });
+    // Risk measures per run, measure and alpha.
+    let risk: Option<Vec<Vec<Vec<RiskValues>>>> = if opts.risk_alphas.is_empty() {
+        None
+    } else {
+        let mut per_run = vec![vec![Vec::new(); n_m]; k];
+        for (m, t) in tables.iter().enumerate() {
+            for &alpha in &opts.risk_alphas {
+                let g = georisk(t, alpha)?;
+                if g.iter().all(Option::is_none) && alpha == opts.risk_alphas[0] {
+                    notes.push(format!(
+                        "{}: GeoRisk is undefined (every score is 0, or a score is negative)",
+                        measures[m]
+                    ));
+                }
+                for (i, run) in per_run.iter_mut().enumerate() {
+                    let (urisk, trisk) = if i == 0 {
+                        (None, None)
+                    } else {
+                        let (u, t) = urisk_trisk(t[i], t[0], alpha)?;
+                        (Some(u).filter(|v| v.is_finite()), t)
+                    };
+                    run[m].push(RiskValues {
+                        alpha,
+                        urisk,
+                        trisk,
+                        georisk: g[i],
+                    });
+                }
+            }
+        }
+        Some(per_run)
+    };
     let runs = systems
         .iter()
         .enumerate()
         .map(|(i, s)| SystemSummary {
+            letters: letters
+                .as_ref()
+                .map(|l| l.iter().map(|per_m| per_m[i].clone()).collect()),
+            risk: risk.as_ref().map(|r| r[i].clone()),
             name: s.name.clone(),
             path: s.path.clone(),
             means: means[i].clone(),
@@ -408,7 +640,10 @@ pub fn compare_systems(
         alpha: opts.alpha,
         ci_level: opts.ci_level,
         runs,
-        pairs: opts.all_pairs.then_some(pair_reports),
+        pairs: all_pairs.then_some(pair_reports),
+        family: opts.family,
+        anova,
+        notes,
     })
 }
 
@@ -468,6 +703,91 @@ mod tests {
             ..Default::default()
         };
         assert!(compare_systems(&measures, &[a.clone(), a], &opts).is_err());
+    }
+
+    #[test]
+    fn family_tests_anova_and_risk() {
+        let measures = vec!["m".to_string()];
+        let s: Vec<SystemScores> = (0..4)
+            .map(|i| {
+                sys(
+                    &format!("s{i}"),
+                    vec![
+                        (0..12)
+                            .map(|q| ((q * 7 + i * 3) % 10) as f64 / 10.0 + 0.05 * i as f64)
+                            .collect(),
+                    ],
+                )
+            })
+            .collect();
+        let opts = CompareOptions {
+            family: Some(FamilyTest::Tukey),
+            anova: true,
+            risk_alphas: vec![1.0, 5.0],
+            ..Default::default()
+        };
+        let r = compare_systems(&measures, &s, &opts).unwrap();
+        assert_eq!(r.pairs.as_ref().unwrap().len(), 6);
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["test"], "tukey");
+        assert_eq!(j["correction"], "tukey");
+        let a = &j["anova"]["m"];
+        for key in [
+            "f",
+            "p_value",
+            "df_systems",
+            "df_queries",
+            "df_residual",
+            "mse",
+            "ss_systems",
+            "ss_queries",
+            "ss_residual",
+        ] {
+            assert!(a.get(key).is_some(), "{key}");
+        }
+        assert_eq!(a["df_residual"], 33);
+        for c in r.comparisons() {
+            assert_eq!(c.3.p_value, c.3.p_adjusted);
+        }
+        let risk = &j["runs"][1]["risk"]["m"];
+        assert_eq!(risk.as_array().unwrap().len(), 2);
+        assert_eq!(risk[1]["alpha"], 5.0);
+        assert!(risk[0]["urisk"].is_number());
+        assert!(j["runs"][0]["risk"]["m"][0]["urisk"].is_null());
+        assert!(j["runs"][0]["letters"]["m"].is_string());
+        // Two systems: refused, with the advice.
+        let e = compare_systems(&measures, &s[..2], &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at least 3 runs") && e.contains("paired test"),
+            "{e}"
+        );
+        let bad = CompareOptions {
+            risk_alphas: vec![-1.0],
+            ..Default::default()
+        };
+        assert!(compare_systems(&measures, &s, &bad).is_err());
+    }
+
+    #[test]
+    fn georisk_of_an_all_zero_measure_is_null_with_a_note() {
+        let measures = vec!["m".to_string()];
+        let s: Vec<SystemScores> = (0..3)
+            .map(|i| sys(&format!("s{i}"), vec![vec![0.0; 5]]))
+            .collect();
+        let opts = CompareOptions {
+            anova: true,
+            risk_alphas: vec![1.0],
+            ..Default::default()
+        };
+        let r = compare_systems(&measures, &s, &opts).unwrap();
+        let j = serde_json::to_string(&r).unwrap();
+        assert!(!j.contains("NaN"));
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert!(v["runs"][1]["risk"]["m"][0]["georisk"].is_null());
+        assert!(v["anova"]["m"]["f"].is_null());
+        assert_eq!(v["notes"].as_array().unwrap().len(), 2, "{j}");
     }
 
     #[test]

@@ -17,6 +17,10 @@
 //!   ([`bootstrap_ci`], [`bootstrap_ci_multi`], [`stratified_bootstrap_ci`], [`mean_ci`]).
 //! * [`compare`]: the typed report of `routeval compare` (systems × measures, each compared
 //!   with a baseline or pairwise, corrected over the whole table).
+//! * [`anova`]: many systems at once: [`two_way_anova`] (= statsmodels `anova_lm`), Tukey's HSD
+//!   ([`tukey_hsd`]), Carterette's [`randomized_tukey`], [`compact_letters`].
+//! * [`range`]: the studentized range distribution ([`studentized_range_sf`]).
+//! * [`risk`]: URisk, TRisk and GeoRisk against a baseline ([`urisk_trisk`], [`georisk`]).
 //! * [`special`]: incomplete beta, Student's t and normal tails, Binomial(n, ½).
 //!
 //! ```
@@ -28,23 +32,29 @@
 //! assert!(t.p_value > 0.05 && t.p_value < 0.2);
 //! ```
 
+pub mod anova;
 pub mod binomial;
 pub mod bootstrap;
 pub mod compare;
 pub mod intervals;
 pub mod multitest;
 pub mod paired;
+pub mod range;
+pub mod risk;
 pub mod rng;
 pub mod special;
 
+pub use anova::{
+    TukeyPair, TwoWayAnova, compact_letters, f_sf, randomized_tukey, tukey_hsd, two_way_anova,
+};
 pub use binomial::{binom_test_half, mcnemar_exact};
 pub use bootstrap::{
     BootstrapCi, bootstrap_ci, bootstrap_ci_multi, bootstrap_mean_ci_table, bootstrap_replicates,
     mean_ci, percentile_interval, stratified_bootstrap_ci, stratified_bootstrap_replicates,
 };
 pub use compare::{
-    CompareOptions, Comparison, ComparisonReport, PairReport, SystemScores, SystemSummary,
-    compare_systems,
+    CompareOptions, Comparison, ComparisonReport, FamilyTest, PairReport, SystemScores,
+    SystemSummary, compare_systems,
 };
 pub use intervals::{Intervals, McNemar, MetricDelta, stratified_bootstrap_ci_multi};
 pub use multitest::{Adjusted, Correction, adjust};
@@ -53,6 +63,8 @@ pub use paired::{
     cohens_dz, differences, fisher_exact, fisher_monte_carlo, fisher_randomization, mean,
     ttest_rel, wilcoxon, wins_ties_losses,
 };
+pub use range::{StudentizedRange, studentized_range_sf};
+pub use risk::{RiskValues, georisk, urisk_trisk};
 pub use rng::StatsRng;
 
 /// Errors of the statistics API (bad shapes or names; numbers never error, they give NaN).

@@ -94,6 +94,26 @@ fn resampling_is_independent_of_thread_count() {
         let r2 = pool(2).install(|| compare_systems(&measures, &systems, &opts).unwrap());
         assert_eq!(r1, r2, "{test}");
     }
+    // The randomized Tukey HSD: the same permutations on any thread count.
+    let opts = CompareOptions {
+        family: Some(routeval_stats::FamilyTest::RandomizedTukey),
+        iterations: 700,
+        ci_level: None,
+        ..Default::default()
+    };
+    let r1 = pool(1).install(|| compare_systems(&measures, &systems, &opts).unwrap());
+    let r2 = pool(2).install(|| compare_systems(&measures, &systems, &opts).unwrap());
+    assert_eq!(r1, r2, "randomized-tukey");
+    let r3 = compare_systems(
+        &measures,
+        &systems,
+        &CompareOptions {
+            seed: 1,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert_ne!(r1, r3, "the seed is used");
 }
 
 /// Coverage of 95 % percentile intervals of a mean, on 400 synthetic data sets of 40
