@@ -8,7 +8,8 @@ use crate::trec::read_all;
 use clap::{Args, ValueEnum};
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
 use routeval_stats::{
-    CompareOptions, ComparisonReport, Correction, PairedTest, SystemScores, compare_systems,
+    CompareOptions, ComparisonReport, Correction, FamilyTest, PairedTest, SystemScores,
+    compare_systems,
 };
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -68,21 +69,41 @@ pub(crate) struct CompareArgs {
     /// Evaluate only the top NUM documents of each query (trec_eval -M).
     #[arg(short = 'M', long = "max-retrieved-per-topic", value_name = "NUM")]
     pub(crate) max_docs: Option<u64>,
-    /// Paired test: t (scipy.stats.ttest_rel), wilcoxon (scipy.stats.wilcoxon defaults),
+    /// Test: t (scipy.stats.ttest_rel), wilcoxon (scipy.stats.wilcoxon defaults),
     /// fisher (sign-flip randomization; exact for ≤ 20 queries), bootstrap (paired bootstrap
-    /// test on centred differences).
+    /// test on centred differences) — paired tests, corrected by --correction; or, over every
+    /// pair of ≥ 3 runs at once, tukey (Tukey's HSD with the two-way ANOVA's MSE,
+    /// scipy.stats.studentized_range) or randomized-tukey (Carterette 2012, --iterations
+    /// permutations), whose p-values are already family-wise.
     #[arg(long, default_value = "t", value_parser = parse_test)]
-    pub(crate) test: PairedTest,
-    /// Monte Carlo iterations of the fisher (> 20 queries) and bootstrap tests.
+    pub(crate) test: TestArg,
+    /// Monte Carlo iterations of the fisher (> 20 queries), bootstrap and randomized-tukey
+    /// tests.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) iterations: u64,
+    /// Add the two-way ANOVA (factors system and query, one score per cell; statsmodels
+    /// anova_lm) of every measure over all runs: F, p, degrees of freedom, sums of squares.
+    /// Needs at least 3 runs.
+    #[arg(long)]
+    pub(crate) anova: bool,
+    /// Risk measures against the baseline with loss weight ALPHA (repeatable, e.g. --risk 1
+    /// --risk 5): URisk (Wang et al. 2012), TRisk (Dinçer et al. 2014) and GeoRisk over the
+    /// whole table (Dinçer et al. 2016). ALPHA is a finite number ≥ 0.
+    #[arg(
+        long = "risk",
+        value_name = "ALPHA",
+        value_parser = crate::numarg::risk_alpha,
+        allow_negative_numbers = true
+    )]
+    pub(crate) risk: Vec<f64>,
     /// Seed of every resampling step (tests and confidence intervals).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub(crate) seed: u64,
     /// Multiple-testing correction over every comparison in the table (statsmodels
-    /// multipletests): holm, bonferroni or none.
-    #[arg(long, default_value = "holm", value_parser = parse_correction)]
-    pub(crate) correction: Correction,
+    /// multipletests): holm (default), bonferroni or none. Not with tukey or
+    /// randomized-tukey, which control the family-wise error themselves.
+    #[arg(long, value_parser = parse_correction)]
+    pub(crate) correction: Option<Correction>,
     /// Family-wise significance level.
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
     pub(crate) alpha: f64,
@@ -116,9 +137,22 @@ pub(crate) struct CompareArgs {
     pub(crate) html: crate::report::HtmlArg,
 }
 
-fn parse_test(s: &str) -> Result<PairedTest, String> {
-    s.parse()
-        .map_err(|e: routeval_stats::StatsError| e.to_string())
+/// The value of `--test`: a paired test or a family-wise test over all pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TestArg {
+    /// A paired test, corrected over the table.
+    Paired(PairedTest),
+    /// Tukey's HSD or the randomized Tukey HSD.
+    Family(FamilyTest),
+}
+
+fn parse_test(s: &str) -> Result<TestArg, String> {
+    if let Some(f) = FamilyTest::from_name(s) {
+        return Ok(TestArg::Family(f));
+    }
+    s.parse().map(TestArg::Paired).map_err(|_| {
+        format!("unknown test '{s}' (expected one of: t, wilcoxon, fisher, bootstrap, tukey, randomized-tukey)")
+    })
 }
 
 fn parse_correction(s: &str) -> Result<Correction, String> {
@@ -161,6 +195,25 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         per_query: true,
         ..EvalOptions::default()
     };
+    if let (TestArg::Family(f), Some(c)) = (args.test, args.correction) {
+        return Err(Failure::bad_input(format!(
+            "--correction {c} does not apply to --test {}: its p-values already control the family-wise error over every pair of runs",
+            f.name()
+        )));
+    }
+    let n_runs = 1 + args.runs.len();
+    if n_runs < 3 {
+        let what = match args.test {
+            TestArg::Family(f) => Some(format!("--test {}", f.name())),
+            TestArg::Paired(_) if args.anova => Some("--anova".to_string()),
+            TestArg::Paired(_) => None,
+        };
+        if let Some(what) = what {
+            return Err(Failure::bad_input(format!(
+                "{what} needs at least 3 runs (the baseline and two others), got {n_runs}; with two runs use a paired test (--test t, wilcoxon, fisher or bootstrap)"
+            )));
+        }
+    }
     let mut paths: Vec<&PathBuf> = vec![&args.baseline];
     paths.extend(args.runs.iter());
     let stdin_uses = std::iter::once(&args.qrels)
@@ -195,11 +248,18 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     // Names: run tags, the file stem where tags repeat.
     trec::compared::name_systems(&mut systems, &tags);
     let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
+    let (test, family) = match args.test {
+        TestArg::Paired(t) => (t, None),
+        TestArg::Family(f) => (PairedTest::T, Some(f)),
+    };
     let copts = CompareOptions {
-        test: args.test,
+        test,
+        family,
+        anova: args.anova,
+        risk_alphas: args.risk.clone(),
         iterations: args.iterations,
         seed: args.seed,
-        correction: args.correction,
+        correction: args.correction.unwrap_or(Correction::Holm),
         alpha: args.alpha,
         ci_level: (!args.no_ci).then_some(args.ci),
         ci_replicates: args.bootstrap,
@@ -209,9 +269,14 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     for n in &notes {
         eprintln!("{n}");
     }
+    for n in &report.notes {
+        eprintln!("note: {n}");
+    }
     if args.html.html.is_some() {
         let mut doc = crate::report::compare::document(&report, &systems);
         doc.notes.clone_from(&notes);
+        doc.notes
+            .extend(report.notes.iter().map(|n| format!("note: {n}")));
         let stdin_used = crate::report::uses_stdin(
             std::iter::once(args.qrels.as_path()).chain(args.runs.iter().map(PathBuf::as_path)),
         );
@@ -240,8 +305,8 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
                 report.measures[m],
                 c.delta,
                 fmt_p(c.p_adjusted),
-                report.test,
-                report.correction,
+                report.test_name(),
+                report.correction_name(),
                 report.alpha
             );
         }
@@ -250,6 +315,19 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         }
     }
     Ok(common::EXIT_OK)
+}
+
+/// `t test, holm correction`, or for a family test `tukey test, family-wise over every pair`.
+pub(crate) fn test_label(report: &ComparisonReport) -> String {
+    if report.family.is_some() {
+        format!("{} test, family-wise over every pair", report.test_name())
+    } else {
+        format!(
+            "{} test, {} correction",
+            report.test_name(),
+            report.correction_name()
+        )
+    }
 }
 
 /// A p-value for messages: 4 significant digits.
@@ -369,36 +447,24 @@ fn render(report: &ComparisonReport, format: TableFormat) -> Result<String, Fail
     }
     let legend = format!(
         "{} queries; mean (difference from run a); superscripts: significantly better than that \
-run ({} test, {} correction, alpha {}).",
-        report.queries, report.test, report.correction, report.alpha
+run ({}, alpha {}).",
+        report.queries,
+        test_label(report),
+        report.alpha
     );
+    let extra = many_systems_blocks(report);
     let mut s = String::new();
     match format {
         TableFormat::Text => {
-            let widths: Vec<usize> = (0..header.len())
-                .map(|c| {
-                    rows.iter()
-                        .map(|r| r[c].chars().count())
-                        .chain(std::iter::once(header[c].chars().count()))
-                        .max()
-                        .unwrap_or(0)
-                })
-                .collect();
-            let line = |cells: &[String]| -> String {
-                let parts: Vec<String> = cells
-                    .iter()
-                    .zip(&widths)
-                    .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-                    .collect();
-                parts.join("  ").trim_end().to_string()
-            };
-            let _ = writeln!(s, "{}", line(&header));
-            let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            let _ = writeln!(s, "{}", line(&dashes));
-            for r in &rows {
-                let _ = writeln!(s, "{}", line(r));
-            }
+            s.push_str(&text_table(&header, &rows));
             let _ = writeln!(s, "\n{legend}");
+            for b in &extra {
+                let _ = write!(s, "\n{}\n", b.title);
+                let _ = write!(s, "{}", text_table(&b.header, &b.rows));
+                if let Some(n) = &b.note {
+                    let _ = writeln!(s, "{n}");
+                }
+            }
         }
         TableFormat::Md => {
             let _ = writeln!(s, "| {} |", header.join(" | "));
@@ -412,6 +478,22 @@ run ({} test, {} correction, alpha {}).",
                 let _ = writeln!(s, "| {} |", cells.join(" | "));
             }
             let _ = writeln!(s, "\n{legend}");
+            for b in &extra {
+                let _ = writeln!(s, "\n**{}**\n", b.title);
+                let _ = writeln!(s, "| {} |", b.header.join(" | "));
+                let _ = writeln!(
+                    s,
+                    "|{}|",
+                    b.header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+                );
+                for r in &b.rows {
+                    let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+                    let _ = writeln!(s, "| {} |", cells.join(" | "));
+                }
+                if let Some(n) = &b.note {
+                    let _ = writeln!(s, "\n{n}");
+                }
+            }
         }
         TableFormat::Latex => {
             let _ = writeln!(
@@ -428,6 +510,22 @@ run ({} test, {} correction, alpha {}).",
             }
             let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
             let _ = writeln!(s, "% {legend}");
+            for b in &extra {
+                let _ = writeln!(s, "\n% {}", b.title);
+                let _ = writeln!(s, "\\begin{{tabular}}{{{}}}", "l".repeat(b.header.len()));
+                let _ = writeln!(s, "\\toprule");
+                let h: Vec<String> = b.header.iter().map(|c| latex_escape(c)).collect();
+                let _ = writeln!(s, "{} \\\\", h.join(" & "));
+                let _ = writeln!(s, "\\midrule");
+                for r in &b.rows {
+                    let cells: Vec<String> = r.iter().map(|c| latex_escape(c)).collect();
+                    let _ = writeln!(s, "{} \\\\", cells.join(" & "));
+                }
+                let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
+                if let Some(n) = &b.note {
+                    let _ = writeln!(s, "% {n}");
+                }
+            }
         }
         TableFormat::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
@@ -449,10 +547,12 @@ run ({} test, {} correction, alpha {}).",
                 "losses",
             ];
             let err = |e: csv::Error| Failure::bad_input(format!("cannot write CSV: {e}"));
-            w.write_record(head).map_err(err)?;
+            let mut head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
+            head.extend(csv_extra_header(report));
+            w.write_record(&head).map_err(err)?;
             for (a, b, m, c) in report.comparisons() {
                 let opt = |x: Option<f64>| x.map(num_full).unwrap_or_default();
-                w.write_record([
+                let mut rec: Vec<String> = vec![
                     report.runs[a].name.clone(),
                     report.runs[b].name.clone(),
                     report.measures[m].clone(),
@@ -468,8 +568,9 @@ run ({} test, {} correction, alpha {}).",
                     c.wins.to_string(),
                     c.ties.to_string(),
                     c.losses.to_string(),
-                ])
-                .map_err(err)?;
+                ];
+                rec.extend(csv_extra_cells(report, a, b, m));
+                w.write_record(&rec).map_err(err)?;
             }
             let bytes = w
                 .into_inner()
@@ -478,6 +579,247 @@ run ({} test, {} correction, alpha {}).",
         }
     }
     Ok(s)
+}
+
+/// The CSV columns of the many-systems analyses, after the comparison columns (none without
+/// them, so the plain CSV is unchanged): the measure's ANOVA, both runs' letters, and per risk
+/// weight α the reference's GeoRisk and the run's URisk/TRisk (against the baseline, run a)
+/// and GeoRisk.
+fn csv_extra_header(report: &ComparisonReport) -> Vec<String> {
+    let mut h = Vec::new();
+    if report.anova.is_some() {
+        for c in [
+            "anova_f",
+            "anova_p_value",
+            "anova_df_systems",
+            "anova_df_queries",
+            "anova_df_residual",
+            "anova_mse",
+            "anova_ss_systems",
+            "anova_ss_queries",
+            "anova_ss_residual",
+        ] {
+            h.push(c.to_string());
+        }
+    }
+    if report.runs.iter().any(|r| r.letters.is_some()) {
+        h.push("baseline_letters".into());
+        h.push("run_letters".into());
+    }
+    if let Some(risk) = report.runs.first().and_then(|r| r.risk.as_ref()) {
+        for v in risk.first().map(Vec::as_slice).unwrap_or_default() {
+            let a = v.alpha;
+            h.push(format!("baseline_georisk_{a}"));
+            h.push(format!("run_urisk_{a}"));
+            h.push(format!("run_trisk_{a}"));
+            h.push(format!("run_georisk_{a}"));
+        }
+    }
+    h
+}
+
+/// The cells of [`csv_extra_header`] for the comparison of run `b` with run `a` on measure `m`.
+fn csv_extra_cells(report: &ComparisonReport, a: usize, b: usize, m: usize) -> Vec<String> {
+    let opt = |x: Option<f64>| x.map(num_full).unwrap_or_default();
+    let mut c = Vec::new();
+    if let Some(an) = report.anova.as_ref().and_then(|v| v.get(m)) {
+        c.extend([
+            opt(an.f),
+            opt(an.p_value),
+            an.df_systems.to_string(),
+            an.df_queries.to_string(),
+            an.df_residual.to_string(),
+            num_full(an.mse),
+            num_full(an.ss_systems),
+            num_full(an.ss_queries),
+            num_full(an.ss_residual),
+        ]);
+    }
+    if report.runs.iter().any(|r| r.letters.is_some()) {
+        for r in [a, b] {
+            c.push(
+                report.runs[r]
+                    .letters
+                    .as_ref()
+                    .and_then(|l| l.get(m))
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    let risk = |r: usize| report.runs[r].risk.as_ref().and_then(|v| v.get(m));
+    if let (Some(ra), Some(rb)) = (risk(a), risk(b)) {
+        for (va, vb) in ra.iter().zip(rb) {
+            c.extend([
+                opt(va.georisk),
+                opt(vb.urisk),
+                opt(vb.trisk),
+                opt(vb.georisk),
+            ]);
+        }
+    }
+    c
+}
+
+/// An aligned plain-text table: header, dashes, rows; columns two spaces apart, lines
+/// right-trimmed.
+fn text_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |x| x.chars().count()))
+                .chain(std::iter::once(header[c].chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| -> String {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
+            .collect();
+        parts.join("  ").trim_end().to_string()
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", line(header));
+    let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let _ = writeln!(s, "{}", line(&dashes));
+    for r in rows {
+        let _ = writeln!(s, "{}", line(r));
+    }
+    s
+}
+
+/// One extra table of the many-systems analyses (ANOVA, groups, risk), shared by every face
+/// of the report (text, Markdown, LaTeX, HTML).
+pub(crate) struct ExtraBlock {
+    /// Heading.
+    pub(crate) title: String,
+    /// Column names.
+    pub(crate) header: Vec<String>,
+    /// Cells.
+    pub(crate) rows: Vec<Vec<String>>,
+    /// A line under the table (how to read it), if any.
+    pub(crate) note: Option<String>,
+}
+
+/// A value or `n/a` (undefined statistics are `null` in JSON).
+fn opt4(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), num)
+}
+
+/// The ANOVA, compact-letter and risk tables of a report (empty when none was asked for).
+pub(crate) fn many_systems_blocks(report: &ComparisonReport) -> Vec<ExtraBlock> {
+    let mut out = Vec::new();
+    if let Some(anova) = &report.anova {
+        let header = [
+            "measure",
+            "F",
+            "df systems",
+            "df queries",
+            "df residual",
+            "p",
+            "MSE",
+            "SS systems",
+            "SS queries",
+            "SS residual",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = report
+            .measures
+            .iter()
+            .zip(anova)
+            .map(|(m, a)| {
+                vec![
+                    m.clone(),
+                    opt4(a.f),
+                    a.df_systems.to_string(),
+                    a.df_queries.to_string(),
+                    a.df_residual.to_string(),
+                    a.p_value.map_or("n/a".into(), fmt_p),
+                    format!("{:.6}", a.mse),
+                    format!("{:.6}", a.ss_systems),
+                    format!("{:.6}", a.ss_queries),
+                    format!("{:.6}", a.ss_residual),
+                ]
+            })
+            .collect();
+        out.push(ExtraBlock {
+            title: "Two-way ANOVA (system × query, one score per cell): the system effect".into(),
+            header,
+            rows,
+            note: Some("F = (SS systems / df systems) / MSE; p from F(df systems, df residual); n/a where the residual variance is 0.".into()),
+        });
+    }
+    if report.runs.iter().any(|r| r.letters.is_some()) {
+        let mut header = vec!["#".to_string(), "run".to_string()];
+        header.extend(report.measures.iter().cloned());
+        let rows = report
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(r, run)| {
+                let mut row = vec![letter(r), run.name.clone()];
+                for m in 0..report.measures.len() {
+                    let l = run
+                        .letters
+                        .as_ref()
+                        .and_then(|l| l.get(m))
+                        .cloned()
+                        .unwrap_or_default();
+                    row.push(format!("{} {l}", num(run.means[m])));
+                }
+                row
+            })
+            .collect();
+        out.push(ExtraBlock {
+            title: format!(
+                "Groups ({} test, alpha {}): runs that share a letter do not differ significantly",
+                report.test_name(),
+                report.alpha
+            ),
+            header,
+            rows,
+            note: Some("Compact letter display (Piepho 2004) over every pair; 'a' is the group of the best mean.".into()),
+        });
+    }
+    if report.runs.iter().any(|r| r.risk.is_some()) {
+        let header = ["run", "measure", "alpha", "URisk", "TRisk", "GeoRisk"]
+            .map(String::from)
+            .to_vec();
+        let mut rows = Vec::new();
+        for run in &report.runs {
+            let Some(risk) = &run.risk else { continue };
+            for (m, per_alpha) in risk.iter().enumerate() {
+                for v in per_alpha {
+                    rows.push(vec![
+                        run.name.clone(),
+                        report.measures[m].clone(),
+                        format!("{}", v.alpha),
+                        v.urisk.map_or("-".into(), |u| format!("{u:+.4}")),
+                        v.trisk.map_or(
+                            if v.urisk.is_some() {
+                                "n/a".into()
+                            } else {
+                                "-".into()
+                            },
+                            |t| format!("{t:+.4}"),
+                        ),
+                        opt4(v.georisk),
+                    ]);
+                }
+            }
+        }
+        out.push(ExtraBlock {
+            title: format!("Risk against {} (losses weighted by 1 + alpha)", report.runs.first().map_or("", |r| r.name.as_str())),
+            header,
+            rows,
+            note: Some("URisk = mean of the weighted differences (Wang et al. 2012); TRisk = URisk / (sd / √n), |TRisk| > 2 a significant risk (< −2) or reward (> 2) (Dinçer et al. 2014); GeoRisk over all runs (Dinçer et al. 2016); '-' for the baseline itself, n/a where undefined.".into()),
+        });
+    }
+    out
 }
 
 /// Full precision for CSV (shortest round-trip form; empty for NaN).

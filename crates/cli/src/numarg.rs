@@ -29,6 +29,17 @@ fn finite(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A risk-measure loss weight α (`compare --risk`): finite and ≥ 0.
+pub(crate) fn risk_alpha(s: &str) -> Result<f64, String> {
+    let v = finite(s)?;
+    if v < 0.0 {
+        return Err(format!(
+            "{s:?}: a risk weight alpha must be >= 0 (losses count 1 + alpha times)"
+        ));
+    }
+    Ok(v)
+}
+
 /// A timeout in seconds: finite, `> 0` and at most [`MAX_SECONDS`] (fractions allowed).
 pub(crate) fn timeout_secs(s: &str) -> Result<f64, String> {
     let v = finite(s)?;

@@ -98,7 +98,7 @@ impl Request {
                 alpha,
                 ci_level: Some(ci_level.unwrap_or(0.95)),
                 ci_replicates: replicates,
-                all_pairs: false,
+                ..CompareOptions::default()
             },
         })
     }

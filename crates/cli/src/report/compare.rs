@@ -24,10 +24,9 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
             report.runs.first().map_or("", |r| r.name.as_str())
         ),
         subtitle: Some(format!(
-            "{} queries; {} test, {} correction, alpha {}{}",
+            "{} queries; {}, alpha {}{}",
             report.queries,
-            report.test,
-            report.correction,
+            crate::compare::test_label(report),
             report.alpha,
             report
                 .ci_level
@@ -88,6 +87,7 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
     }
     sec.push(t);
     doc.sections.push(sec);
+    many_systems(&mut doc, report, systems);
 
     // Comparisons table and sorted per-query differences.
     let mut ct = Table::new([
@@ -180,4 +180,73 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
     plots.push(ct);
     doc.sections.push(plots);
     doc
+}
+
+/// The ANOVA, compact letters and risk tables (the same blocks as the text, Markdown and LaTeX
+/// faces), and per run and measure the loss-weighted per-query differences as sorted bars.
+fn many_systems(doc: &mut Document, report: &ComparisonReport, systems: &[SystemScores]) {
+    let blocks = crate::compare::many_systems_blocks(report);
+    if blocks.is_empty() {
+        return;
+    }
+    let mut sec = Section::new("Many systems");
+    for b in blocks {
+        let mut t = Table::new(b.header).caption(b.title);
+        for r in b.rows {
+            t.row(r);
+        }
+        sec.push(t);
+        if let Some(n) = b.note {
+            sec.push(n);
+        }
+    }
+    // Which queries pay for the mean gain: t_j = Δ_j, or (1 + α) Δ_j for a loss, sorted.
+    let base = systems.first();
+    for (r, run) in report.runs.iter().enumerate().skip(1) {
+        let Some(risk) = &run.risk else { continue };
+        for (m, per_alpha) in risk.iter().enumerate().take(MAX_MEASURES) {
+            let (Some(v), Some(xb), Some(xa)) = (
+                per_alpha.last(),
+                systems.get(r).and_then(|s| s.scores.get(m)),
+                base.and_then(|s| s.scores.get(m)),
+            ) else {
+                continue;
+            };
+            let mut t: Vec<f64> = xb
+                .iter()
+                .zip(xa)
+                .map(|(y, x)| {
+                    let d = y - x;
+                    if d >= 0.0 { d } else { (1.0 + v.alpha) * d }
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            let bars = sorted_bars(&t, MAX_BARS);
+            sec.push(Plot {
+                title: format!(
+                    "{} − {} on {} per query, losses × (1 + {}), sorted ({} queries)",
+                    run.name,
+                    report.runs[0].name,
+                    report.measures[m],
+                    v.alpha,
+                    t.len()
+                ),
+                x_label: "query rank by weighted difference".into(),
+                y_label: format!("{} weighted difference (measure units)", report.measures[m]),
+                kind: PlotKind::SortedBars {
+                    bars,
+                    hlines: v
+                        .urisk
+                        .map(|u| RefLine {
+                            at: u,
+                            label: format!("URisk {u:+.4}"),
+                        })
+                        .into_iter()
+                        .collect(),
+                    band: None,
+                },
+            });
+        }
+    }
+    doc.sections.push(sec);
 }
