@@ -143,6 +143,29 @@ fn cases(gqr: &str) -> Vec<Case> {
             ],
             md: false,
         },
+        // Many systems: the ANOVA, the Tukey letters, the risk tables and the loss-weighted
+        // per-query differences.
+        Case {
+            name: "compare_many",
+            args: s(&[
+                "compare",
+                "examples/data/compare/qrels",
+                "examples/data/compare/base.run",
+                "examples/data/compare/better.run",
+                "examples/data/compare/noisy.run",
+                "--anova",
+                "--test",
+                "tukey",
+                "--risk",
+                "1",
+            ]),
+            headline: vec![
+                ("map base", "/runs/0/means/map", Fmt::F4),
+                ("map better", "/runs/1/means/map", Fmt::F4),
+                ("map noisy", "/runs/2/means/map", Fmt::F4),
+            ],
+            md: false,
+        },
         Case {
             name: "rag",
             args: s(&["rag", "examples/data/rag/cases.json", "--k", "2"]),

@@ -10,7 +10,8 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
 use routeval_stats::{
-    CompareOptions, ComparisonReport, Correction, PairedTest, SystemScores, compare_systems,
+    CompareOptions, ComparisonReport, Correction, FamilyTest, PairedTest, SystemScores,
+    compare_systems,
 };
 use std::path::{Path, PathBuf};
 
@@ -41,14 +42,34 @@ fn compare_options(
     test: &str,
     iterations: u64,
     seed: u64,
-    correction: &str,
+    correction: Option<&str>,
     alpha: f64,
     ci: Option<f64>,
     bootstrap: u64,
     all_pairs: bool,
+    anova: bool,
+    risk: Vec<f64>,
 ) -> PyResult<CompareOptions> {
-    let test: PairedTest = test.parse().map_err(err)?;
-    let correction: Correction = correction.parse().map_err(err)?;
+    let family = FamilyTest::from_name(test);
+    let test: PairedTest = if family.is_some() {
+        PairedTest::T
+    } else {
+        test.parse().map_err(|_| {
+            err(format!(
+                "unknown test '{test}' (expected one of: t, wilcoxon, fisher, bootstrap, tukey, randomized-tukey)"
+            ))
+        })?
+    };
+    if let (Some(f), Some(c)) = (family, correction) {
+        return Err(err(format!(
+            "correction={c:?} does not apply to test={:?}: its p-values already control the family-wise error over every pair",
+            f.name()
+        )));
+    }
+    let correction: Correction = correction.unwrap_or("holm").parse().map_err(err)?;
+    for &a in &risk {
+        routeval_stats::risk::check_alpha(a).map_err(err)?;
+    }
     Ok(CompareOptions {
         test,
         iterations,
@@ -58,6 +79,9 @@ fn compare_options(
         ci_level: ci,
         ci_replicates: bootstrap,
         all_pairs,
+        family,
+        anova,
+        risk_alphas: risk,
     })
 }
 
@@ -74,7 +98,7 @@ fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
 /// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
 /// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
 #[pyfunction]
-#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction="holm", alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false))]
+#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new()))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_trec_files(
     py: Python<'_>,
@@ -88,11 +112,13 @@ fn compare_trec_files(
     test: &str,
     iterations: u64,
     seed: u64,
-    correction: &str,
+    correction: Option<&str>,
     alpha: f64,
     ci: Option<f64>,
     bootstrap: u64,
     all_pairs: bool,
+    anova: bool,
+    risk: Vec<f64>,
 ) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>)> {
     let measure_args: Vec<String> = match measures {
         Some(m) if !m.is_empty() => m,
@@ -101,7 +127,7 @@ fn compare_trec_files(
     let measures = MeasureSet::parse(&measure_args).map_err(err)?;
     let values = trec::compared::compared_values(&measures).map_err(err)?;
     let copts = compare_options(
-        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs,
+        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk,
     )?;
     let opts = EvalOptions {
         measures,
@@ -159,7 +185,7 @@ fn compare_trec_files(
 /// same units, in the same order, for every system), `means` the headline value per measure
 /// or `None` for the arithmetic mean. The first system is the baseline.
 #[pyfunction]
-#[pyo3(signature = (measures, systems, test="t", iterations=10_000, seed=0, correction="holm", alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false))]
+#[pyo3(signature = (measures, systems, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new()))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_scores(
     py: Python<'_>,
@@ -168,14 +194,16 @@ fn compare_scores(
     test: &str,
     iterations: u64,
     seed: u64,
-    correction: &str,
+    correction: Option<&str>,
     alpha: f64,
     ci: Option<f64>,
     bootstrap: u64,
     all_pairs: bool,
+    anova: bool,
+    risk: Vec<f64>,
 ) -> PyResult<ReportOut> {
     let copts = compare_options(
-        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs,
+        test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk,
     )?;
     let systems: Vec<SystemScores> = systems
         .into_iter()

@@ -43,6 +43,19 @@ CASES = {
          {"test": "bootstrap", "iterations": 2000, "bootstrap": 300, "ci": 0.9, "alpha": 0.1,
           "relevance_level": 2, "max_docs_per_topic": 5, "measures": ["ndcg_cut.5", "recip_rank"]}),
     ),
+    # Many systems: Tukey's HSD with the ANOVA and risk blocks; the randomized Tukey HSD.
+    "compare_tukey_anova_risk": (
+        ["compare", "compare/qrels", *RUNS, "--test", "tukey", "--anova", "--risk", "1", "--risk", "5",
+         "-m", "map", "-m", "P.10", "--json"],
+        ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]],
+         {"test": "tukey", "anova": True, "risk": [1, 5], "measures": ["map", "P.10"]}),
+    ),
+    "compare_randomized_tukey": (
+        ["compare", "compare/qrels", *RUNS, "--test", "randomized-tukey", "--iterations", "3000", "--seed", "4",
+         "--no-ci", "-m", "map", "--json"],
+        ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]],
+         {"test": "randomized-tukey", "iterations": 3000, "seed": 4, "ci": None, "measures": ["map"]}),
+    ),
     "frontier_hull": (
         ["frontier", "frontier/points.jsonl", "--json"],
         ("frontier", "frontier", ["frontier/points.jsonl"], {}),

@@ -147,8 +147,8 @@ pub struct SystemSummary {
     pub means: Vec<f64>,
     /// Comparison with the baseline per measure (`None` for the baseline itself).
     pub vs_baseline: Option<Vec<Comparison>>,
-    /// Compact letter display per measure when every pair was compared (systems sharing a
-    /// letter are not significantly different; `a` goes to the best mean).
+    /// Compact letter display per measure with a family test (systems sharing a letter are
+    /// not significantly different; `a` goes to the best mean).
     pub letters: Option<Vec<String>>,
     /// Risk measures per measure, one entry per `α` of [`CompareOptions::risk_alphas`]
     /// (`None` without risk measures).
@@ -563,8 +563,8 @@ pub fn compare_systems(
             comparisons: comparisons[p * n_m..(p + 1) * n_m].to_vec(),
         })
         .collect();
-    // Compact letters per measure when every pair was compared.
-    let letters: Option<Vec<Vec<String>>> = all_pairs.then(|| {
+    // Compact letters per measure with a family test (every pair compared, family-wise).
+    let letters: Option<Vec<Vec<String>>> = opts.family.is_some().then(|| {
         (0..n_m)
             .map(|m| {
                 let mut order: Vec<usize> = (0..k).collect();

@@ -13,11 +13,19 @@ Both return a ``ComparisonReport``; ``report.to_dict()`` is exactly what ``route
 --json`` prints (NaN as ``None``), and ``report.significantly_worse()`` is the
 ``--fail-if-worse`` gate. Arguments keep the CLI's names and defaults: ``test`` ``"t"``
 (scipy.stats.ttest_rel), ``"wilcoxon"`` (scipy.stats.wilcoxon's defaults), ``"fisher"``
-(sign-flip randomization, exact for <= 20 units) or ``"bootstrap"``; ``correction`` ``"holm"``,
-``"bonferroni"`` or ``"none"`` (statsmodels multipletests); ``ci=0.95`` (``None`` = no
+(sign-flip randomization, exact for <= 20 units) or ``"bootstrap"``; ``correction`` ``None`` (= ``"holm"``),
+``"holm"``, ``"bonferroni"`` or ``"none"`` (statsmodels multipletests); ``ci=0.95`` (``None`` = no
 intervals, the CLI's ``--no-ci``), ``bootstrap=1000`` replicates, ``iterations=10000``,
 ``seed=0``, ``alpha=0.05``, ``all_pairs=False``.
-"""
+
+Many systems at once (at least three): ``test="tukey"`` (Tukey's HSD with the two-way
+ANOVA's MSE, scipy.stats.studentized_range) or ``test="randomized-tukey"`` (Carterette 2012,
+``iterations`` permutations) compare every pair and control the family-wise error
+themselves (``correction`` must then be left at ``None``); ``anova=True`` adds the two-way
+ANOVA per measure (``report.anova``, as statsmodels' ``anova_lm``); ``risk=[1, 5]`` adds
+URisk / TRisk / GeoRisk against the baseline per loss weight (``SystemSummary.risk``).
+With a Tukey test, ``SystemSummary.letters`` holds the compact letter display.
+
 
 import json
 import os
@@ -95,6 +103,12 @@ class SystemSummary:
     means: dict
     #: ``{measure: Comparison}``, ``None`` for the baseline.
     vs_baseline: Optional[dict] = None
+    #: ``{measure: letters}`` with a Tukey test (runs sharing a letter do not differ
+    #: significantly), else ``None``.
+    letters: Optional[dict] = None
+    #: ``{measure: [{"alpha", "urisk", "trisk", "georisk"}, ...]}`` with ``risk=``, else
+    #: ``None`` (``urisk``/``trisk`` are ``None`` for the baseline and where undefined).
+    risk: Optional[dict] = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,9 @@ class ComparisonReport:
     runs: list
     pairs: Optional[list] = None
     notes: list = field(default_factory=list)
+    #: ``{measure: {"f", "p_value", "df_systems", "df_queries", "df_residual", "mse",
+    #: "ss_systems", "ss_queries", "ss_residual"}}`` with ``anova=True`` or a Tukey test.
+    anova: Optional[dict] = None
     _dict: dict = field(default=None, repr=False, compare=False)
     _worse: tuple = field(default=(), repr=False, compare=False)
 
@@ -135,6 +152,8 @@ class ComparisonReport:
                 vs_baseline=None
                 if "vs_baseline" not in r
                 else {k: Comparison._from(v) for k, v in r["vs_baseline"].items()},
+                letters=r.get("letters"),
+                risk=r.get("risk"),
             )
             for r in d["runs"]
         ]
@@ -152,7 +171,8 @@ class ComparisonReport:
             alpha=d["alpha"],
             runs=runs,
             pairs=pairs,
-            notes=list(notes),
+            notes=list(notes) + [f"note: {n}" for n in d.get("notes", [])],
+            anova=d.get("anova"),
             _dict=d,
             _worse=tuple(worse),
         )
@@ -172,16 +192,20 @@ class ComparisonReport:
         return not self._worse
 
 
-def _test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs):
+def _test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk):
+    if isinstance(risk, (int, float)):
+        risk = [risk]
     return dict(
         test=str(test),
         iterations=int(iterations),
         seed=int(seed),
-        correction=str(correction),
+        correction=None if correction is None else str(correction),
         alpha=float(alpha),
         ci=None if ci is None else float(ci),
         bootstrap=int(bootstrap),
         all_pairs=bool(all_pairs),
+        anova=bool(anova),
+        risk=[float(a) for a in (risk or ())],
     )
 
 
@@ -198,11 +222,13 @@ def compare_runs(
     test="t",
     iterations=10_000,
     seed=0,
-    correction="holm",
+    correction=None,
     alpha=0.05,
     ci=0.95,
     bootstrap=1000,
     all_pairs=False,
+    anova=False,
+    risk=(),
 ):
     """``routeval compare QRELS BASELINE RUN... [-m M]... --json`` as a ``ComparisonReport``.
 
@@ -223,7 +249,9 @@ def compare_runs(
         bool(judged_docs_only),
         int(num_docs_in_coll),
         None if max_docs_per_topic is None else int(max_docs_per_topic),
-        **_test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs),
+        **_test_args(
+            test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk
+        ),
     )
     return ComparisonReport._from_native(text, worse, notes)
 
@@ -236,11 +264,13 @@ def compare_scores(
     test="t",
     iterations=10_000,
     seed=0,
-    correction="holm",
+    correction=None,
     alpha=0.05,
     ci=0.95,
     bootstrap=1000,
     all_pairs=False,
+    anova=False,
+    risk=(),
 ):
     """Compare systems on per-unit scores: ``scores`` is ``{system: {measure: [value per
     unit]}}`` (the first system is the baseline; every system has the same measures and the
@@ -266,6 +296,8 @@ def compare_scores(
     text, worse = _native.compare_scores(
         [str(m) for m in measure_names],
         rows,
-        **_test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs),
+        **_test_args(
+            test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk
+        ),
     )
     return ComparisonReport._from_native(text, worse)
