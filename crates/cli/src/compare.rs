@@ -130,6 +130,10 @@ pub(crate) struct CompareArgs {
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Display name of a run: RUN (up to the first `=`) is its path as given or its automatic name (the run tag,
+    /// or the file stem where tags repeat); repeatable.
+    #[arg(long = "name", value_name = "RUN=NAME", value_parser = parse_name)]
+    pub(crate) names: Vec<(String, String)>,
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
@@ -153,6 +157,17 @@ fn parse_test(s: &str) -> Result<TestArg, String> {
     s.parse().map(TestArg::Paired).map_err(|_| {
         format!("unknown test '{s}' (expected one of: t, wilcoxon, fisher, bootstrap, tukey, randomized-tukey)")
     })
+}
+
+fn parse_name(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((run, name)) if !run.is_empty() && !name.is_empty() => {
+            Ok((run.to_string(), name.to_string()))
+        }
+        _ => Err(format!(
+            "{s:?}: expected RUN=NAME (a run's path or name, then its display name)"
+        )),
+    }
 }
 
 fn parse_correction(s: &str) -> Result<Correction, String> {
@@ -239,6 +254,13 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         };
         drop(bytes);
         notes.extend(trec::compared::run_only_note(&name, &ev));
+        trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)
+            .map_err(Failure::bad_input)?;
+        notes.extend(trec::compared::missing_results_note(
+            &name,
+            &ev,
+            qrels.len(),
+        ));
         let path = path.display().to_string();
         let system = trec::compared::system_scores(&ev, &values, qrels.len(), &name, &path)
             .map_err(Failure::bad_input)?;
@@ -247,6 +269,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     }
     // Names: run tags, the file stem where tags repeat.
     trec::compared::name_systems(&mut systems, &tags);
+    trec::compared::rename_systems(&mut systems, &args.names).map_err(Failure::bad_input)?;
     let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
     let (test, family) = match args.test {
         TestArg::Paired(t) => (t, None),
@@ -474,7 +497,10 @@ run ({}, alpha {}).",
                 header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
             );
             for r in &rows {
-                let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+                let cells: Vec<String> = r
+                    .iter()
+                    .map(|c| routeval_report::markdown_escape(c))
+                    .collect();
                 let _ = writeln!(s, "| {} |", cells.join(" | "));
             }
             let _ = writeln!(s, "\n{legend}");
@@ -487,7 +513,10 @@ run ({}, alpha {}).",
                     b.header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
                 );
                 for r in &b.rows {
-                    let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+                    let cells: Vec<String> = r
+                        .iter()
+                        .map(|c| routeval_report::markdown_escape(c))
+                        .collect();
                     let _ = writeln!(s, "| {} |", cells.join(" | "));
                 }
                 if let Some(n) = &b.note {

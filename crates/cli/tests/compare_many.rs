@@ -322,3 +322,113 @@ fn an_all_zero_measure_gives_null_georisk_and_a_note() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("GeoRisk is undefined"), "{err}");
 }
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/compare")
+}
+
+#[test]
+fn judged_queries_without_results_are_noted_per_run() {
+    let d = examples();
+    let a: Vec<String> = ["qrels", "base.run", "better.run"]
+        .iter()
+        .map(|f| d.join(f).display().to_string())
+        .collect();
+    let mut args = vec!["compare".to_string()];
+    args.extend(a.clone());
+    let out = run(&args, "2");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The shipped base.run has no results for q003.
+    let line = err
+        .lines()
+        .find(|l| l.contains("base.run: no results for"))
+        .unwrap_or_else(|| panic!("no missing-query note: {err}"));
+    assert!(line.contains("1 of 12 judged queries (q003)"), "{line}");
+    assert!(
+        !err.lines().any(|l| l.contains("better.run: no results")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_run_sharing_no_query_with_the_qrels_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("qrels");
+    std::fs::write(&q, "q1 0 D1 1\nq2 0 D2 1\n").unwrap();
+    let good = dir.path().join("good.run");
+    std::fs::write(&good, "q1 Q0 D1 1 1.0 good\nq2 Q0 D2 1 1.0 good\n").unwrap();
+    let other = dir.path().join("other.run");
+    std::fs::write(&other, "x1 Q0 D1 1 1.0 other\nx2 Q0 D2 1 1.0 other\n").unwrap();
+    let args: Vec<String> = [
+        "compare",
+        &q.display().to_string(),
+        &good.display().to_string(),
+        &other.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run(&args, "2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("other.run") && err.contains("none of the 2 judged queries"),
+        "{err}"
+    );
+}
+
+#[test]
+fn names_set_display_names_and_markdown_escapes_them() {
+    let d = examples();
+    let mut args = vec!["compare".to_string()];
+    for f in ["qrels", "base.run", "better.run", "noisy.run"] {
+        args.push(d.join(f).display().to_string());
+    }
+    let mut j = args.clone();
+    j.extend(
+        [
+            "--name",
+            "base=BM25",
+            "--name",
+            "better=<img onerror=x>*b*",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let v = json(&j);
+    let names: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["BM25", "<img onerror=x>*b*", "noisy"]);
+    let mut m = args.clone();
+    m.extend(["--name", "better=<img onerror=x>*b*`c`", "--format", "md"].map(String::from));
+    let out = run(&m, "2");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("&lt;img onerror=x&gt;\\*b\\*\\`c\\`"), "{md}");
+    assert!(!md.contains("<img"), "{md}");
+    // A path works as the key too; unknown keys and clashes are refused.
+    let mut p = args.clone();
+    p.extend([
+        "--name".to_string(),
+        format!("{}=B", d.join("noisy.run").display()),
+        "--json".into(),
+    ]);
+    assert_eq!(json(&p)["runs"][2]["name"], "B");
+    for bad in [
+        ["--name", "nosuch=X"],
+        ["--name", "base=noisy"],
+        ["--name", "base"],
+    ] {
+        let mut b = args.clone();
+        b.extend(bad.map(String::from));
+        let out = run(&b, "2");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
+    }
+}

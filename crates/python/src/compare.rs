@@ -98,7 +98,7 @@ fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
 /// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
 /// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
 #[pyfunction]
-#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new()))]
+#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new(), names=Vec::new()))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_trec_files(
     py: Python<'_>,
@@ -119,6 +119,7 @@ fn compare_trec_files(
     all_pairs: bool,
     anova: bool,
     risk: Vec<f64>,
+    names: Vec<(String, String)>,
 ) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>)> {
     let measure_args: Vec<String> = match measures {
         Some(m) if !m.is_empty() => m,
@@ -159,6 +160,8 @@ fn compare_trec_files(
             let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
                 .map_err(|e| e.to_string())?;
             notes.extend(trec::compared::run_only_note(&name, &ev));
+            trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)?;
+            notes.extend(trec::compared::missing_results_note(&name, &ev, qrels.len()));
             let path = path.display().to_string();
             systems.push(trec::compared::system_scores(
                 &ev,
@@ -171,6 +174,7 @@ fn compare_trec_files(
         }
         // Names as the CLI gives them: run tags, the file stem where tags repeat or are empty.
         trec::compared::name_systems(&mut systems, &tags);
+        trec::compared::rename_systems(&mut systems, &names)?;
         let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
         let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
         Ok((report, notes))

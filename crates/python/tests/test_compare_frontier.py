@@ -107,6 +107,38 @@ def test_compare_errors_are_value_errors(monkeypatch):
         rc.compare_scores({"a": {"m": [1.0, 2.0]}, "b": {"m": [1.0]}})
 
 
+def test_many_systems_fields_and_errors(monkeypatch):
+    monkeypatch.chdir(EXAMPLES)
+    runs = ["compare/better.run", "compare/noisy.run"]
+    r = rc.compare_runs("compare/qrels", "compare/base.run", runs, ["map"], test="tukey", anova=True,
+                        risk=[1, 5])
+    assert r.test == "tukey" and r.correction == "tukey"
+    assert set(r.anova["map"]) == {"f", "p_value", "df_systems", "df_queries", "df_residual", "mse",
+                                   "ss_systems", "ss_queries", "ss_residual"}
+    assert r.anova["map"]["df_residual"] == 22
+    assert [v["alpha"] for v in r.runs[1].risk["map"]] == [1.0, 5.0]
+    assert r.runs[0].risk["map"][0]["urisk"] is None
+    assert r.runs[1].letters["map"] == "a"
+    assert len(r.pairs) == 3
+    for p in r.pairs:
+        assert p.vs["map"].p_value == p.vs["map"].p_adjusted
+    # The same statistics on per-unit scores.
+    s = rc.compare_scores({"a": {"m": [0.1, 0.4, 0.2, 0.5]}, "b": {"m": [0.3, 0.5, 0.2, 0.9]},
+                           "c": {"m": [0.2, 0.1, 0.3, 0.4]}}, test="randomized-tukey", iterations=999, risk=1)
+    assert s.test == "randomized-tukey"
+    assert all(round(p.vs["m"].p_value * 1000, 9) == int(round(p.vs["m"].p_value * 1000)) for p in s.pairs)
+    with pytest.raises(rc.CompareError, match="family-wise"):
+        rc.compare_runs("compare/qrels", "compare/base.run", runs, test="tukey", correction="holm")
+    with pytest.raises(rc.CompareError, match="at least 3 runs"):
+        rc.compare_runs("compare/qrels", "compare/base.run", runs[:1], anova=True)
+    with pytest.raises(rc.CompareError, match="alpha"):
+        rc.compare_runs("compare/qrels", "compare/base.run", runs, risk=[-1])
+    with pytest.raises(rc.CompareError, match="alpha"):
+        rc.compare_runs("compare/qrels", "compare/base.run", runs, risk=[float("inf")])
+    with pytest.raises(rc.CompareError, match="iterations"):
+        rc.compare_runs("compare/qrels", "compare/base.run", runs, test="randomized-tukey", iterations=0)
+
+
 def test_frontier_report_is_typed_and_in_memory_points_agree(monkeypatch):
     report, d = _python_dict("frontier_hull", monkeypatch)
     pts = [json.loads(line) for line in (EXAMPLES / "frontier" / "points.jsonl").read_text().splitlines() if line.strip()]

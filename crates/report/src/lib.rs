@@ -18,7 +18,7 @@ mod model;
 mod plot;
 
 pub use html::render_html;
-pub use markdown::render_markdown;
+pub use markdown::{markdown_escape, render_markdown};
 pub use model::{
     Band, BarSeries, Block, Document, Headline, HistogramBin, InputFile, Plot, PlotKind,
     Provenance, RankBar, RefLine, Section, Table, XySeries, XyStyle,

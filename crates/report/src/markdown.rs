@@ -3,9 +3,14 @@
 use crate::model::{Block, Document, Table};
 use std::fmt::Write as _;
 
-/// Escape a table cell or inline text: `|`, `\`, `*`, `` ` ``, `<`, `>` are escaped (`_` is
+/// Escape a table cell or inline text for GitHub-flavoured Markdown (what every routeval
+/// Markdown report does to names and cells): `|`, `\`, `*`, `` ` ``, `<`, `>` are escaped (`_` is
 /// left alone: GitHub does not emphasise inside words, and measure names are full of it) and
 /// line breaks become spaces, so a cell never breaks the table.
+pub fn markdown_escape(s: &str) -> String {
+    escape(s)
+}
+
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

@@ -229,14 +229,17 @@ def compare_runs(
     all_pairs=False,
     anova=False,
     risk=(),
+    names=None,
 ):
     """``routeval compare QRELS BASELINE RUN... [-m M]... --json`` as a ``ComparisonReport``.
 
     ``measures``: trec_eval ``-m`` arguments (``"map"``, ``"P.5,10"``); default
     ``DEFAULT_MEASURES``; measures without per-query values (``gm_map``, ``num_q``) raise.
     Files are plain text (the CLI also reads compressed files). Runs are named by their run
-    tag, by the file stem where tags repeat. Raises ``CompareError`` (a ``ValueError``) with
-    the CLI's message for bad input."""
+    tag, by the file stem where tags repeat; ``names={run path or name: display name}`` is the
+    CLI's ``--name RUN=NAME``. A run with no results for some judged queries gets a note
+    naming them; one with results for none of them raises. Raises ``CompareError`` (a
+    ``ValueError``) with the CLI's message for bad input."""
     if isinstance(run_paths, (str, os.PathLike)):
         run_paths = [run_paths]
     if isinstance(measures, str):
@@ -252,6 +255,7 @@ def compare_runs(
         **_test_args(
             test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk
         ),
+        names=[(os.fspath(k), str(v)) for k, v in (names or {}).items()],
     )
     return ComparisonReport._from_native(text, worse, notes)
 

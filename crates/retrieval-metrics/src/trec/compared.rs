@@ -106,6 +106,92 @@ pub fn run_only_note(name: &str, ev: &Evaluation) -> Option<String> {
     })
 }
 
+/// The note for judged queries a run has no results for (`None` when it covers them all):
+/// they score 0 in every measure (trec_eval's `-c`), which pulls the run's means down. Names
+/// the first few ids.
+pub fn missing_results_note(name: &str, ev: &Evaluation, judged: usize) -> Option<String> {
+    let n = ev.judged_without_results;
+    (n > 0).then(|| {
+        let more = if n as usize > ev.judged_without_results_ids.len() {
+            ", ..."
+        } else {
+            ""
+        };
+        format!(
+            "note: {name}: no results for {n} of {judged} judged quer{} ({}{more}): scored 0 in every measure (trec_eval -c)",
+            if judged == 1 { "y" } else { "ies" },
+            ev.judged_without_results_ids.join(", ")
+        )
+    })
+}
+
+/// Refuses a run that has results for none of the judged queries (wrong qrels, or a run of
+/// another collection): every score would be 0 and every comparison meaningless.
+pub fn check_overlap(
+    name: &str,
+    ev: &Evaluation,
+    judged: usize,
+    qrels_name: &str,
+) -> Result<(), String> {
+    if judged > 0 && ev.judged_without_results as usize >= judged {
+        return Err(format!(
+            "{name}: the run has results for none of the {judged} judged queries of {qrels_name} (a run of another collection, or the wrong qrels?)"
+        ));
+    }
+    Ok(())
+}
+
+/// Apply display names `--name RUN=NAME`: `RUN` is a run's path as given or its automatic
+/// name (tag or file stem). Errors: a `RUN` that matches no run, or two systems ending up with
+/// the same name.
+pub fn rename_systems(
+    systems: &mut [SystemScores],
+    names: &[(String, String)],
+) -> Result<(), String> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    for (key, new) in names {
+        if new.is_empty() {
+            return Err(format!("--name {key}=: the display name is empty"));
+        }
+        let hits: Vec<usize> = systems
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.path == *key || s.name == *key)
+            .map(|(i, _)| i)
+            .collect();
+        match hits.as_slice() {
+            [] => {
+                return Err(format!(
+                    "--name {key}={new}: no run has the path or name {key:?} (runs: {})",
+                    systems
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            [i] => systems[*i].name.clone_from(new),
+            _ => {
+                return Err(format!(
+                    "--name {key}={new}: {key:?} names {} runs; use the run's path",
+                    hits.len()
+                ));
+            }
+        }
+    }
+    for (i, s) in systems.iter().enumerate() {
+        if systems[..i].iter().any(|t| t.name == s.name) {
+            return Err(format!(
+                "two runs are named {:?}; give them distinct names with --name",
+                s.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Name each system by its run tag (`tags[i]`, the last result line's), or by its file stem
 /// where the tag is empty or shared with another system.
 pub fn name_systems(systems: &mut [SystemScores], tags: &[String]) {

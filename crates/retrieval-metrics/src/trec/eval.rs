@@ -100,9 +100,14 @@ pub struct Evaluation {
     /// Judged queries (in the qrels) for which the run has no result line: left out of the
     /// averages, or with `-c` scored 0 (as trec_eval does; trec_eval says nothing about them).
     pub judged_without_results: u64,
+    /// The first [`MISSING_EXAMPLES`] of those queries' ids, in qrels order (for notes).
+    pub judged_without_results_ids: Vec<String>,
     /// Distinct run queries without judgments (ignored, as trec_eval ignores them).
     pub run_only_queries: u64,
 }
+
+/// How many ids of judged queries without results an [`Evaluation`] keeps for notes.
+pub const MISSING_EXAMPLES: usize = 5;
 
 /// Gates (`--fail-under`) on a trec evaluation: every summary value, named as trec_eval
 /// prints it (`map`, `P_10`, `ndcg_cut_10`, `num_rel_ret`); text measures (`runid`,
@@ -682,6 +687,7 @@ fn assemble(
         summary,
         queries,
         judged_without_results: 0,
+        judged_without_results_ids: Vec::new(),
         run_only_queries,
     })
 }
@@ -724,6 +730,13 @@ pub fn evaluate_run(
         .iter()
         .filter(|qq| !run.queries.contains_key(qq.qid()))
         .count() as u64;
+    let missing_ids: Vec<String> = qrels
+        .queries()
+        .iter()
+        .filter(|qq| !run.queries.contains_key(qq.qid()))
+        .take(MISSING_EXAMPLES)
+        .map(|qq| String::from_utf8_lossy(qq.qid()).into_owned())
+        .collect();
     let run_only = run
         .queries
         .keys()
@@ -741,6 +754,7 @@ pub fn evaluate_run(
     )
     .map(|ev| Evaluation {
         judged_without_results: missing,
+        judged_without_results_ids: missing_ids,
         ..ev
     })
 }
@@ -954,6 +968,13 @@ pub fn evaluate_bytes_with_progress(
         }
     }
     let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
+    let missing_ids: Vec<String> = per_query
+        .iter()
+        .zip(qrels.queries())
+        .filter(|(s, _)| s.is_empty())
+        .take(MISSING_EXAMPLES)
+        .map(|(_, qq)| String::from_utf8_lossy(qq.qid()).into_owned())
+        .collect();
     progress.stage(
         "evaluating queries",
         Some(per_query.len() as u64),
@@ -992,6 +1013,7 @@ pub fn evaluate_bytes_with_progress(
     )
     .map(|ev| Evaluation {
         judged_without_results: missing,
+        judged_without_results_ids: missing_ids,
         ..ev
     })
 }
