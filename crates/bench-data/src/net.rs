@@ -86,16 +86,16 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
 pub struct DownloadArgs {
     /// Seconds to wait for a connection (TCP and TLS handshake) before trying the next source
     /// (default 10).
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_hyphen_values = true)]
     pub connect_timeout: Option<Duration>,
     /// Seconds to wait for the next bytes of a reply (headers or body) before giving up on
     /// it (default 30): a server that stops sending is abandoned.
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_hyphen_values = true)]
     pub read_timeout: Option<Duration>,
     /// Overall deadline of one file's transfer in seconds (default: max(120, expected bytes /
     /// 50,000), the expected size being the pinned one, else the announced length, else the
     /// 4 GiB cap of unpinned files).
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_hyphen_values = true)]
     pub deadline: Option<Duration>,
 }
 
