@@ -14,7 +14,7 @@ mod codegen;
 mod progress;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use routeval_bench_data::build_data::{self, OFFLINE_HINT, Options, SourceState, Target};
+use routeval_bench_data::build_data::{self, Options, SourceState, Target};
 use routeval_bench_data::cache::CacheDirs;
 use routeval_core::Progress;
 use std::path::PathBuf;
@@ -91,6 +91,9 @@ struct BuildData {
     /// Exit 0 even when some sources are missing (they are still listed).
     #[arg(long)]
     allow_missing: bool,
+    /// Timeouts of each download (the same flags as `routeval data fetch`).
+    #[command(flatten)]
+    download: routeval_bench_data::net::DownloadArgs,
 }
 
 fn main() -> ExitCode {
@@ -170,6 +173,7 @@ fn main() -> ExitCode {
         no_registries: args.no_registries,
         dataset_size: args.dataset_size,
         hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        net: args.download.options(),
         progress: routeval_core::SharedProgress(bar.clone()),
     };
     let report = build_data::fetch(&targets, &dirs, &opts, &mut |r| {
@@ -198,8 +202,8 @@ fn main() -> ExitCode {
     });
     drop(opts); // the bar is cleared before the summary
     drop(bar);
-    if report.network_failed() {
-        eprintln!("hint: {OFFLINE_HINT}");
+    for h in report.hints() {
+        eprintln!("hint: {h}");
     }
     eprintln!("{}", report.summary_line());
     if report.complete() || args.allow_missing {

@@ -6,7 +6,15 @@
 //! verified). Bytes in flight go to `<name>.part` next to it; a failed or interrupted transfer
 //! leaves at most that `.part` file (resumed by the next run with `Range: bytes=N-`), and a
 //! checksum mismatch deletes it. The final rename is atomic on one filesystem.
+//!
+//! Bounded (issue 24): every transfer has a connect timeout, a read (idle) timeout and an
+//! overall deadline ([`crate::net::NetOptions`]), and a size cap: the pinned size when a
+//! registry records one ([`Downloader::fetch_sized`]), else [`crate::net::UNPINNED_CAP`]. A
+//! body (or an announced length) over the cap aborts the transfer and deletes its `.part`; a
+//! `.part` already over the cap is deleted before resuming. TLS roots are the platform's
+//! ([`crate::net::agent_config`]).
 
+use crate::net::{NetKind, NetOptions, UNPINNED_CAP};
 use routeval_core::SharedProgress;
 #[cfg(feature = "http")]
 use std::fs::OpenOptions;
@@ -14,7 +22,7 @@ use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 #[cfg(feature = "http")]
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A download failure.
 #[derive(Debug, thiserror::Error)]
@@ -41,13 +49,30 @@ pub enum DownloadError {
         /// The HTTP status.
         status: u16,
     },
-    /// The connection failed or broke off.
+    /// The connection failed, timed out, broke off, or its TLS handshake failed.
     #[error("{url}: {message}")]
     Network {
         /// The URL.
         url: String,
-        /// What happened.
+        /// What happened (a certificate failure names the roots and `SSL_CERT_FILE`).
         message: String,
+        /// Unreachable, timeout, TLS or other.
+        kind: NetKind,
+    },
+    /// The body (or its announced length) is larger than the cap: the pinned size, or
+    /// [`UNPINNED_CAP`]. The `.part` file was deleted.
+    #[error(
+        "{url}: {what} is larger than the {cap_what} of {cap} bytes; aborted, the partial file was deleted"
+    )]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// `the body` or `the announced length (N bytes)`.
+        what: String,
+        /// The cap in bytes.
+        cap: u64,
+        /// `pinned size` or `cap for files of unpinned size`.
+        cap_what: &'static str,
     },
     /// The body ended before `Content-Length` bytes (the `.part` file is kept for a resume).
     #[error("{url}: truncated body: got {got} of {expected} bytes (kept for resume)")]
@@ -78,6 +103,32 @@ pub enum DownloadError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// A transfer that failed on the network (not an HTTP status, not a checksum): what the
+/// offline hints of `routeval data fetch` are made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetFailure {
+    /// The URL.
+    pub url: String,
+    /// Unreachable, timeout, TLS or other.
+    pub kind: NetKind,
+    /// What happened (one line).
+    pub message: String,
+}
+
+impl DownloadError {
+    /// The network failure this is, if it is one ([`DownloadError::Network`]).
+    pub fn net_failure(&self) -> Option<NetFailure> {
+        match self {
+            DownloadError::Network { url, message, kind } => Some(NetFailure {
+                url: url.clone(),
+                kind: *kind,
+                message: message.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DownloadError + '_ {
@@ -158,10 +209,9 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), DownloadError> {
 /// are served and every transfer fails with [`DownloadError::Network`]).
 #[derive(Debug, Clone)]
 pub struct Downloader {
-    #[cfg(feature = "http")]
-    agent: ureq::Agent,
     token: Option<String>,
     progress: SharedProgress,
+    net: NetOptions,
 }
 
 impl Default for Downloader {
@@ -173,18 +223,18 @@ impl Default for Downloader {
 impl Downloader {
     /// A downloader sending `Authorization: Bearer <token>` when a token is given.
     pub fn new(token: Option<String>) -> Self {
-        #[cfg(feature = "http")]
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(30)))
-            .build()
-            .into();
         Downloader {
-            #[cfg(feature = "http")]
-            agent,
             token,
             progress: SharedProgress::default(),
+            net: NetOptions::default(),
         }
+    }
+
+    /// This downloader with these timeouts (connect, read, overall deadline).
+    #[must_use]
+    pub fn with_net(mut self, net: NetOptions) -> Self {
+        self.net = net;
+        self
     }
 
     /// This downloader reporting each transfer to `progress`: a stage
@@ -198,12 +248,26 @@ impl Downloader {
 
     /// Download `url` to `dest` unless a complete copy is there. With `expected` (blake3 hex),
     /// a cached file or a fresh download must match it. A `.part` file from an interrupted
-    /// run is resumed with `Range`.
+    /// run is resumed with `Range`. The size cap is [`UNPINNED_CAP`]; use
+    /// [`Downloader::fetch_sized`] when the size is pinned.
     pub fn fetch(
         &self,
         url: &str,
         dest: &Path,
         expected: Option<&str>,
+    ) -> Result<Downloaded, DownloadError> {
+        self.fetch_sized(url, dest, expected, None)
+    }
+
+    /// [`Downloader::fetch`] of a file whose size a registry pins (`size`, bytes): the size is
+    /// the cap (a longer body aborts and its `.part` is deleted) and scales the default
+    /// deadline. `None`: [`UNPINNED_CAP`].
+    pub fn fetch_sized(
+        &self,
+        url: &str,
+        dest: &Path,
+        expected: Option<&str>,
+        size: Option<u64>,
     ) -> Result<Downloaded, DownloadError> {
         if dest.is_file() {
             let got = blake3_file(dest)?;
@@ -228,8 +292,14 @@ impl Downloader {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
         let part = part_path(dest);
-        let have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
-        let resumed_from = self.transfer(url, &part, have)?;
+        let cap = size.unwrap_or(UNPINNED_CAP);
+        let mut have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+        if have > cap {
+            // Left by an endless body or another file: never resumed.
+            fs::remove_file(&part).map_err(io_err(&part))?;
+            have = 0;
+        }
+        let resumed_from = self.transfer(url, &part, have, size)?;
         let hash = blake3_file(&part)?;
         if let Some(want) = expected.filter(|&want| want != hash) {
             let _ = fs::remove_file(&part);
@@ -250,22 +320,61 @@ impl Downloader {
         })
     }
 
-    /// GET `url` into `part` (appending from byte `have` when the server honours `Range`);
-    /// returns the offset the transfer resumed from.
+    /// GET `url` into `part` (appending from byte `have` when the server honours `Range`),
+    /// within the timeouts, the deadline and the cap (`size`, else [`UNPINNED_CAP`]); returns
+    /// the offset the transfer resumed from.
     #[cfg(feature = "http")]
-    fn transfer(&self, url: &str, part: &Path, have: u64) -> Result<u64, DownloadError> {
-        let mut req = self.agent.get(url);
+    fn transfer(
+        &self,
+        url: &str,
+        part: &Path,
+        have: u64,
+        size: Option<u64>,
+    ) -> Result<u64, DownloadError> {
+        let cap = size.unwrap_or(UNPINNED_CAP);
+        let cap_what = if size.is_some() {
+            "pinned size"
+        } else {
+            "cap for files of unpinned size"
+        };
+        let too_large = |what: String| {
+            let _ = fs::remove_file(part);
+            DownloadError::TooLarge {
+                url: url.to_string(),
+                what,
+                cap,
+                cap_what,
+            }
+        };
+        let start = Instant::now();
+        // ureq's own overall bound: the deadline of the largest body allowed.
+        let backstop = self.net.deadline_for(cap);
+        let agent: ureq::Agent = crate::net::agent_config()
+            .timeout_connect(Some(self.net.connect))
+            .timeout_per_read(Some(self.net.read))
+            .timeout_global(Some(backstop))
+            .build()
+            .into();
+        let mut req = agent.get(url);
         if have > 0 {
             req = req.header("Range", format!("bytes={have}-"));
         }
         if let Some(t) = &self.token {
             req = req.header("Authorization", format!("Bearer {t}"));
         }
-        let net = |e: &dyn std::fmt::Display| DownloadError::Network {
+        let net = &self.net;
+        let network = |kind: NetKind, message: String| DownloadError::Network {
             url: url.to_string(),
-            message: e.to_string(),
+            message,
+            kind,
         };
-        let resp = req.call().map_err(|e| net(&e))?;
+        let resp = match req.call() {
+            Ok(r) => r,
+            Err(e) => {
+                let (kind, text) = explain(&e, net, backstop);
+                return Err(network(kind, text));
+            }
+        };
         let status = resp.status().as_u16();
         let (append, resumed_from) = match status {
             200 => (false, 0),
@@ -294,58 +403,129 @@ impl Downloader {
             .get("content-length")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse().ok());
-        if status != 416 {
-            let mut f = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .append(append)
-                .truncate(!append)
-                .open(part)
-                .map_err(io_err(part))?;
-            let mut body = resp.into_body().into_reader();
-            let mut buf = vec![0u8; 1 << 16];
-            let mut got = 0u64;
-            let file_name = url.rsplit('/').next().unwrap_or(url);
-            routeval_core::Progress::stage(
-                &self.progress,
-                &format!("downloading {file_name}"),
-                length,
-                routeval_core::progress::Unit::Bytes,
-            );
-            let read_result: Result<(), std::io::Error> = loop {
-                match body.read(&mut buf) {
-                    Ok(0) => break Ok(()),
-                    Ok(n) => {
-                        f.write_all(&buf[..n]).map_err(io_err(part))?;
-                        got += n as u64;
-                        routeval_core::Progress::advance(&self.progress, n as u64);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => break Err(e),
-                }
-            };
-            f.sync_all().map_err(io_err(part))?;
-            let total = resumed_from + got;
-            if let Some(len) = length.filter(|&len| got < len) {
-                return Err(DownloadError::Truncated {
-                    url: url.to_string(),
-                    got: total,
-                    expected: resumed_from + len,
-                });
-            }
-            read_result.map_err(|e| net(&e))?;
+        if status == 416 {
+            return Ok(resumed_from);
         }
+        let announced = length.map(|l| resumed_from.saturating_add(l));
+        if let Some(total) = announced.filter(|&t| t > cap) {
+            return Err(too_large(format!("the announced length ({total} bytes)")));
+        }
+        // The deadline of this body: scaled to the pinned size, else the announced one.
+        let deadline = net.deadline_for(size.or(announced).unwrap_or(cap));
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(part)
+            .map_err(io_err(part))?;
+        let mut body = resp.into_body().into_reader();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut got = 0u64;
+        let file_name = url.rsplit('/').next().unwrap_or(url);
+        routeval_core::Progress::stage(
+            &self.progress,
+            &format!("downloading {file_name}"),
+            length,
+            routeval_core::progress::Unit::Bytes,
+        );
+        let read_result: Result<(), (NetKind, String)> = loop {
+            match body.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    if resumed_from + got + n as u64 > cap {
+                        drop(f);
+                        return Err(too_large("the body".into()));
+                    }
+                    f.write_all(&buf[..n]).map_err(io_err(part))?;
+                    got += n as u64;
+                    routeval_core::Progress::advance(&self.progress, n as u64);
+                    if start.elapsed() > deadline {
+                        break Err((
+                            NetKind::Timeout,
+                            format!(
+                                "overall deadline of {} s exceeded after {} bytes (raise it with --deadline SECS; the partial file is kept for resume)",
+                                secs(deadline),
+                                resumed_from + got
+                            ),
+                        ));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let (kind, text) = match crate::net::inner_ureq(&e) {
+                        Some(u) => explain(u, net, backstop),
+                        None => crate::net::classify_io(&e),
+                    };
+                    break Err((kind, text));
+                }
+            }
+        };
+        f.sync_all().map_err(io_err(part))?;
+        let total = resumed_from + got;
+        let timed_out = matches!(read_result, Err((NetKind::Timeout, _)));
+        if let Some(len) = length.filter(|&len| got < len && !timed_out) {
+            return Err(DownloadError::Truncated {
+                url: url.to_string(),
+                got: total,
+                expected: resumed_from + len,
+            });
+        }
+        read_result.map_err(|(kind, text)| network(kind, text))?;
         Ok(resumed_from)
     }
 
     /// Without the `http` feature there is no HTTP client: every transfer fails with a
     /// [`DownloadError::Network`] saying so (cached files are still served).
     #[cfg(not(feature = "http"))]
-    fn transfer(&self, url: &str, _part: &Path, _have: u64) -> Result<u64, DownloadError> {
-        let _ = &self.token;
+    fn transfer(
+        &self,
+        url: &str,
+        _part: &Path,
+        _have: u64,
+        _size: Option<u64>,
+    ) -> Result<u64, DownloadError> {
+        let _ = (&self.token, &self.net);
         Err(DownloadError::Network {
             url: url.to_string(),
             message: "HTTP support is not compiled in (routeval-bench-data feature `http`)".into(),
+            kind: NetKind::Other,
         })
     }
+}
+
+/// Seconds for messages (`2.5`, `30`).
+#[cfg(feature = "http")]
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
+    }
+}
+
+/// A `ureq` error as a kind and one line; a timeout says which one, its value and the flag that
+/// sets it.
+#[cfg(feature = "http")]
+fn explain(e: &ureq::Error, net: &NetOptions, backstop: Duration) -> (NetKind, String) {
+    use ureq::Timeout as T;
+    if let ureq::Error::Timeout(t) = e {
+        let text = match t {
+            T::Connect | T::Resolve => format!(
+                "no connection within {} s (connect timeout; --connect-timeout SECS)",
+                secs(net.connect)
+            ),
+            T::PerRead | T::RecvResponse | T::RecvBody => format!(
+                "no bytes from the server for {} s (read timeout; --read-timeout SECS)",
+                secs(net.read)
+            ),
+            _ => format!(
+                "overall deadline of {} s exceeded (--deadline SECS)",
+                secs(backstop)
+            ),
+        };
+        return (NetKind::Timeout, text);
+    }
+    crate::net::classify(e)
 }

@@ -15,6 +15,8 @@
 //!   the tokenizer files and the public CommonRouterBench bank into the cache; check; status.
 //! * [`download`]: the downloader (pinned revisions, resumable, blake3-checked,
 //!   atomic cache writes) and `--from DIR` mirrors.
+//! * [`net`]: the network settings every HTTP client shares: timeouts with defaults and their
+//!   flags, size caps, TLS roots (the platform's store, `SSL_CERT_FILE`, `SSL_CERT_DIR`).
 //! * [`readers`]: source readers (CSV, JSON, JSONL, Parquet behind the default `parquet`
 //!   feature) that turn bytes into rows.
 //!
@@ -26,6 +28,7 @@ pub mod cache;
 pub mod crb;
 pub mod download;
 pub mod gqr;
+pub mod net;
 pub mod nprandom;
 pub mod pyrandom;
 pub mod readers;

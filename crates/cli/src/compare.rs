@@ -238,7 +238,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     if stdin_uses > 1 {
         return Err(Failure::bad_input("only one input can be stdin ('-')"));
     }
-    crate::report::check_target(&args.html)?;
+    crate::report::check_outputs(&args.html, &[("-o", args.output.as_deref())])?;
     let qrels_name = common::display_name(&args.qrels);
     let qrels = Qrels::from_bytes(&read_all(&args.qrels)?, &qrels_name)?;
     let mut systems: Vec<SystemScores> = Vec::with_capacity(paths.len());

@@ -499,7 +499,7 @@ fn predictor_error_summary(
 fn eval(a: EvalArgs) -> CmdResult {
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = check_tokenizer_args(&a.tokenizer_setup, a.tokenizers.as_deref())?;
-    crate::report::check_target(&a.html)?;
+    crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
     let bank_name = display_name(&bank_path);

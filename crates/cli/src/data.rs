@@ -12,7 +12,7 @@
 
 use crate::common::{CmdResult, EXIT_BAD_INPUT, EXIT_OK, Failure, emit};
 use routeval_bench_data::build_data::{
-    self, BuildReport, OFFLINE_HINT, Options, SourceState, Target, TargetReport,
+    self, BuildReport, Options, SourceState, Target, TargetReport,
 };
 use routeval_bench_data::cache::CacheDirs;
 use std::path::PathBuf;
@@ -92,6 +92,8 @@ struct FetchArgs {
     /// Exit 0 even when some sources are missing (they are still listed).
     #[arg(long)]
     allow_missing: bool,
+    #[command(flatten)]
+    download: routeval_bench_data::net::DownloadArgs,
     /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
     #[arg(long, default_value_t = 15_000, hide = true)]
     dataset_size: usize,
@@ -150,11 +152,12 @@ fn print_target(r: &TargetReport) {
     note(&format!("{t}: {}", r.location.display()));
 }
 
-/// Run a fetch and render it: per-source lines, the offline hint when the network failed,
-/// then the summary line. `Ok(EXIT_OK)` when complete or `allow_missing`.
+/// Run a fetch and render it: per-source lines, one hint per failing host (the URL, what
+/// happened, the flag or variable that fixes it), then the summary line. `Ok(EXIT_OK)` when
+/// complete or `allow_missing`.
 fn render_fetch(report: &BuildReport, allow_missing: bool) -> CmdResult {
-    if report.network_failed() {
-        eprintln!("hint: {OFFLINE_HINT}");
+    for h in report.hints() {
+        eprintln!("hint: {h}");
     }
     let line = report.summary_line();
     if report.complete() || allow_missing {
@@ -186,6 +189,7 @@ fn fetch(a: &FetchArgs, dirs: &CacheDirs) -> CmdResult {
         no_registries: a.no_registries,
         dataset_size: a.dataset_size,
         hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        net: a.download.options(),
         progress: routeval_core::SharedProgress(std::sync::Arc::new(crate::progress::Bar::new())),
     };
     let report = build_data::fetch(&a.which.targets(), dirs, &opts, &mut print_target);

@@ -152,7 +152,7 @@ fn strong_share_table(r: &StrongShareReport) -> String {
 
 pub(crate) fn run(a: FrontierArgs) -> CmdResult {
     let name = display_name(&a.points);
-    crate::report::check_target(&a.html)?;
+    crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
     let reader = open_input(&a.points)?;
     let stdin_used = crate::report::uses_stdin([a.points.as_path()]);
     let md = a.format == crate::report::TextFormat::Md;

@@ -637,7 +637,14 @@ fn score(a: ScoreArgs) -> CmdResult {
     {
         not_an_input(out, &inputs)?;
     }
-    crate::report::check_target(&a.html)?;
+    crate::report::check_outputs(
+        &a.html,
+        &[
+            ("-o", a.output.as_deref()),
+            ("--rows", a.rows.as_deref()),
+            ("--save-predictions", a.save_predictions.as_deref()),
+        ],
+    )?;
     a.gates.validate(
         &if a.unseen {
             ["unseen_id_accuracy", "ood_accuracy", "gqr_unseen_score"]

@@ -14,6 +14,9 @@
 //! * **Redirects** never drop the body: 307/308 are followed (up to 5 hops) with the same POST
 //!   body (the API key only to the same origin); 301/302/303 would turn the POST into a GET and
 //!   are refused with an error naming the target.
+//! * **TLS**: the agent comes from `routeval_bench_data::net::agent_config` (the platform's CA
+//!   store, `SSL_CERT_FILE`/`SSL_CERT_DIR`), as every HTTP client of the workspace; a
+//!   certificate failure names the roots in use and those variables.
 //! * **Secrets**: every text this module returns has the API key's value replaced by `***`
 //!   ([`redact`]), even when a server echoes the key.
 
@@ -137,9 +140,9 @@ enum Attempt {
 impl Client {
     /// A client sending `Authorization: Bearer <key>` when `key` is set (never printed).
     pub(crate) fn new(key: Option<String>, policy: Policy) -> Self {
+        // The workspace's one agent constructor: the platform's TLS roots, SSL_CERT_FILE.
         let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .http_status_as_error(false)
+            routeval_bench_data::net::agent_config()
                 .max_redirects(0)
                 .timeout_global(Some(policy.timeout))
                 .build(),
@@ -363,9 +366,17 @@ impl Client {
         let timeout = matches!(e, ureq::Error::Timeout(_));
         let text = redact(&e.to_string(), key);
         if !retry {
+            let tls =
+                routeval_bench_data::net::classify(&e).0 == routeval_bench_data::net::NetKind::Tls;
+            let advice;
             let hint = match &e {
                 ureq::Error::HostNotFound => " (unknown host)",
                 ureq::Error::Protocol(_) => " (is the URL's scheme right? an https server?)",
+                _ if tls => {
+                    // Names the roots in use and SSL_CERT_FILE / SSL_CERT_DIR.
+                    advice = format!(" ({})", routeval_bench_data::net::tls_advice());
+                    &advice
+                }
                 _ => "",
             };
             return Attempt::Stop(HttpError::Fatal(redact(

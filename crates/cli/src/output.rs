@@ -13,6 +13,17 @@
 //!   or the complete new one, never a partial one. A target that exists keeps its permission
 //!   bits; a new one gets `0666 & !umask`, as `open(2)` would give it. A symlink target is
 //!   followed (the file it points to is replaced, the link stays).
+//! * **Devices and pipes are written in place.** A target that exists and is not a regular
+//!   file (a character or block device such as `/dev/null`, a FIFO, a socket), a symlink to
+//!   one, and the descriptor names `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and
+//!   `/proc/self/fd/N` (a `>(gzip > x.gz)` process substitution) are opened and written
+//!   directly: no temporary file, no rename, so `-o /dev/null` leaves `/dev/null` a device
+//!   (even as root) and a FIFO's reader gets the bytes. A directory is refused (exit 2).
+//! * **One file, one output.** Every output of a command is noted before anything is written
+//!   ([`note_output`], [`check_outputs`]); two outputs that are the same file (same device and
+//!   inode when it exists, else the same canonical parent directory and file name) are refused
+//!   with exit 2, so `--html P -o P` cannot lose one of them. Character devices (`/dev/null`,
+//!   a terminal) may take several outputs.
 //! * **Write errors are one line, exit 2**: ENOSPC, EFBIG and EPIPE (a stdout whose reader
 //!   went away, `routeval ... | head -1`: the rest of the output was lost, so that is not a
 //!   success). A stdout closed before start (`>&-`) cannot be seen: the Rust runtime reopens
@@ -107,6 +118,128 @@ pub(crate) fn check_not_input(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// What an output resolves to, for [`note_output`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OutputKey {
+    /// An existing file: device and inode (whatever the spelling).
+    Inode(u64, u64),
+    /// A file that does not exist yet: its canonical parent directory joined with its name.
+    Name(PathBuf),
+}
+
+/// The outputs noted so far: `(key, flag, path as given)`.
+static OUTPUTS: Mutex<Vec<(OutputKey, String, String)>> = Mutex::new(Vec::new());
+
+/// `path` made absolute with its longest existing ancestor canonicalized (symlinks resolved)
+/// and the rest appended lexically (`.` dropped, `..` popped): the file a not-yet-existing
+/// output will be, whatever the spelling.
+fn resolve_missing(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(path)
+    };
+    let comps: Vec<Component<'_>> = abs.components().collect();
+    // The longest prefix that exists.
+    for split in (0..=comps.len()).rev() {
+        let prefix: PathBuf = comps[..split].iter().collect();
+        let Ok(mut base) = std::fs::canonicalize(&prefix) else {
+            continue;
+        };
+        for c in &comps[split..] {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    base.pop();
+                }
+                other => base.push(other.as_os_str()),
+            }
+        }
+        return Some(base);
+    }
+    None
+}
+
+/// The key of an output path; `None` for stdout (`-`) and character devices, which may take
+/// several outputs.
+fn output_key(path: &Path) -> Option<OutputKey> {
+    use std::os::unix::fs::FileTypeExt;
+    if path == Path::new("-") {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_char_device() => None,
+        Ok(m) => Some(OutputKey::Inode(m.dev(), m.ino())),
+        Err(_) => resolve_missing(path).map(OutputKey::Name),
+    }
+}
+
+/// Note `path` as an output of this run, written by `flag` (`-o`, `--html`, `--rows`, ...).
+/// Refuses (exit 2, one line naming both flags) a path that is the same file as an output
+/// noted before: one of the two would be lost. `-` (stdout) and character devices are never
+/// refused. Call it for every output before anything is written.
+pub(crate) fn note_output(flag: &str, path: &Path) -> Result<(), Failure> {
+    let Some(key) = output_key(path) else {
+        return Ok(());
+    };
+    let name = path.display().to_string();
+    let mut outputs = OUTPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, other_flag, other_name)) = outputs.iter().find(|(k, _, _)| *k == key) {
+        let same = if *other_name == name {
+            String::new()
+        } else {
+            format!(" {other_name}")
+        };
+        return Err(Failure::bad_input(format!(
+            "{name}: {flag} and {other_flag}{same} name the same file (one output would be lost); give each output its own path"
+        )));
+    }
+    outputs.push((key, flag.to_string(), name));
+    Ok(())
+}
+
+/// [`note_output`] for each `(flag, path)` that is given, in order.
+pub(crate) fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<(), Failure> {
+    for (flag, path) in outputs {
+        if let Some(p) = path {
+            note_output(flag, p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` names an open descriptor rather than a file (`/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`): written in place, never replaced.
+fn names_descriptor(path: &Path) -> bool {
+    let s = path.as_os_str().as_encoded_bytes();
+    s == b"/dev/stdout"
+        || s == b"/dev/stderr"
+        || s.starts_with(b"/dev/fd/")
+        || s.starts_with(b"/proc/self/fd/")
+}
+
+/// Open a target that is not a regular file for writing in place (no create, no truncate:
+/// a device or pipe has nothing to truncate). `/dev/stdout` and `/dev/stderr` are the
+/// process's own descriptors, duplicated (opening them would fail for a socket).
+fn open_in_place(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsFd;
+    let s = path.as_os_str().as_encoded_bytes();
+    let fd = match s {
+        b"/dev/stdout" | b"/dev/fd/1" | b"/proc/self/fd/1" => {
+            Some(io::stdout().as_fd().try_clone_to_owned()?)
+        }
+        b"/dev/stderr" | b"/dev/fd/2" | b"/proc/self/fd/2" => {
+            Some(io::stderr().as_fd().try_clone_to_owned()?)
+        }
+        _ => None,
+    };
+    match fd {
+        Some(fd) => Ok(File::from(fd)),
+        None => std::fs::OpenOptions::new().write(true).open(path),
+    }
+}
+
 /// A failed write, one line naming the file.
 fn write_failure(name: &str, e: &io::Error) -> Failure {
     Failure {
@@ -131,11 +264,30 @@ fn plain_os_error(e: io::Error) -> io::Error {
     io::Error::from_raw_os_error(errno.raw_os_error())
 }
 
+/// Where an [`AtomicFile`]'s bytes go.
+enum Sink {
+    /// A temporary file in the target's directory, renamed over the target on commit.
+    Temp(io::BufWriter<tempfile::NamedTempFile>),
+    /// The target itself (a device, FIFO, socket or descriptor name), written in place.
+    InPlace(io::BufWriter<File>),
+}
+
+impl Sink {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Temp(w) => w,
+            Sink::InPlace(w) => w,
+        }
+    }
+}
+
 /// A file being written atomically: write to it, then [`AtomicFile::commit`]. Dropped without
-/// a commit, the temporary file is removed and the target is untouched.
+/// a commit, the temporary file is removed and the target is untouched. A target that is not
+/// a regular file (device, FIFO, socket, `/dev/stdout`, `/dev/fd/N`) is written in place
+/// instead (see the module doc).
 pub(crate) struct AtomicFile {
-    /// Buffered writer on the temporary file (in the target's directory).
-    writer: Option<io::BufWriter<tempfile::NamedTempFile>>,
+    /// Buffered writer on the temporary file (in the target's directory) or on the target.
+    writer: Option<Sink>,
     /// Where the file lands.
     target: PathBuf,
     /// The path as the user spelled it (for messages).
@@ -163,6 +315,22 @@ impl AtomicFile {
     /// their own way (`rag`, whose messages follow the reference's `OSError` text).
     pub(crate) fn create_io(path: &Path) -> io::Result<AtomicFile> {
         let name = path.display().to_string();
+        // Not a regular file (followed through symlinks): write in place, never rename over it.
+        let meta = std::fs::metadata(path);
+        if let Ok(m) = &meta
+            && m.is_dir()
+        {
+            return Err(io::Error::from(io::ErrorKind::IsADirectory));
+        }
+        if names_descriptor(path) || meta.as_ref().is_ok_and(|m| !m.is_file()) {
+            let f = open_in_place(path)?;
+            return Ok(AtomicFile {
+                writer: Some(Sink::InPlace(io::BufWriter::with_capacity(1 << 16, f))),
+                target: path.to_path_buf(),
+                name,
+                error: None,
+            });
+        }
         // Replace what a symlink points to, not the link.
         let target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
@@ -182,7 +350,7 @@ impl AtomicFile {
         let tmp = builder.tempfile_in(&dir).map_err(plain_os_error)?;
         crate::signals::register_temp(tmp.path());
         Ok(AtomicFile {
-            writer: Some(io::BufWriter::with_capacity(1 << 16, tmp)),
+            writer: Some(Sink::Temp(io::BufWriter::with_capacity(1 << 16, tmp))),
             target,
             name,
             error: None,
@@ -204,13 +372,27 @@ impl AtomicFile {
             return Err(e);
         }
         let target = self.target.clone();
-        let Some(writer) = self.writer.take() else {
-            return Err(io::Error::other("already committed"));
+        let writer = match self.writer.take() {
+            None => return Err(io::Error::other("already committed")),
+            Some(Sink::InPlace(mut w)) => {
+                w.flush()?;
+                // A pipe or device cannot be synced (EINVAL); that is no error.
+                let _ = w.get_ref().sync_all();
+                return Ok(());
+            }
+            Some(Sink::Temp(w)) => w,
         };
         let tmp = writer.into_inner().map_err(|e| e.into_error())?;
         let tmp_path = tmp.path().to_path_buf();
         let result = (|| -> io::Result<()> {
             if let Ok(meta) = std::fs::metadata(&target) {
+                // The target turned into a device, FIFO or directory since `create`: never
+                // rename over it.
+                if !meta.is_file() {
+                    return Err(io::Error::other(
+                        "the target is no longer a regular file; not replaced",
+                    ));
+                }
                 tmp.as_file().set_permissions(meta.permissions())?;
             }
             tmp.as_file().sync_all()?;
@@ -236,7 +418,7 @@ impl Write for AtomicFile {
         let Some(w) = self.writer.as_mut() else {
             return Err(io::Error::other("already committed"));
         };
-        match w.write(buf) {
+        match w.writer().write(buf) {
             Ok(n) => Ok(n),
             Err(e) => {
                 let again = io::Error::new(e.kind(), e.to_string());
@@ -248,7 +430,7 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> io::Result<()> {
         match self.writer.as_mut() {
-            Some(w) => w.flush(),
+            Some(w) => w.writer().flush(),
             None => Ok(()),
         }
     }
@@ -257,7 +439,7 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         // An uncommitted file: NamedTempFile removes itself; forget it for the signal handler.
-        if let Some(w) = &self.writer {
+        if let Some(Sink::Temp(w)) = &self.writer {
             crate::signals::unregister_temp(w.get_ref().path());
         }
     }

@@ -1073,6 +1073,12 @@ fn write_outputs(
         _ => "<stdin>".into(),
     };
     let stdin_used = args.cases.as_deref().is_none_or(|c| c == "-") && args.qrels.is_none();
+    // Two outputs on one file would lose one: refused before either is written (exit 2).
+    crate::output::check_outputs(&[
+        ("--output", args.output.as_deref().map(Path::new)),
+        ("--html", args.html.as_deref().map(Path::new)),
+    ])
+    .map_err(OutError::Fatal)?;
     let doc = (md || args.html.is_some())
         .then(|| crate::report::rag::document(report, &input, weakest, intervals));
     if let (Some(path), Some(doc)) = (&args.html, &doc) {

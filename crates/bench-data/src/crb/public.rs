@@ -10,7 +10,7 @@
 //! downloader's `.part` files live there, so an interrupted transfer resumes) and moved into
 //! place only after their checks passed.
 
-use crate::download::{DownloadError, Downloader, blake3_file, write_atomic};
+use crate::download::{DownloadError, Downloader, NetFailure, blake3_file, write_atomic};
 use serde::{Deserialize, Serialize};
 use sha1::Digest as _;
 use std::path::{Path, PathBuf};
@@ -97,6 +97,14 @@ pub enum CrbDataError {
     /// A download failed.
     #[error(transparent)]
     Download(#[from] DownloadError),
+    /// Every URL of a file failed: each with its failure, in the order tried.
+    #[error("{name}: all {} URLs failed: {}", .errors.len(), list_failures(.errors))]
+    AllUrlsFailed {
+        /// The registry file.
+        name: String,
+        /// One failure per URL tried (each names its URL).
+        errors: Vec<DownloadError>,
+    },
     /// A file's bytes are not the pinned ones (the download was deleted).
     #[error("{what}: {hash} mismatch: expected {expected}, got {got}")]
     HashMismatch {
@@ -120,6 +128,16 @@ pub enum CrbDataError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// `1) e1; 2) e2; ...` (each error names its URL).
+fn list_failures(errors: &[DownloadError]) -> String {
+    errors
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{}) {e}", i + 1))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CrbDataError + '_ {
@@ -301,6 +319,8 @@ pub struct FileOutcome {
     pub result: Result<InstalledFile, CrbDataError>,
     /// Whether the network failed for every URL (the offline routes then help).
     pub network_failed: bool,
+    /// The network failures of the URLs tried (empty when the file was installed).
+    pub net_failures: Vec<NetFailure>,
     /// Whether it was already installed and unchanged (no transfer).
     pub cached: bool,
 }
@@ -337,6 +357,7 @@ pub fn fetch(
             name: f.name.clone(),
             result: Err(CrbDataError::NotInDir(dest.clone())),
             network_failed: false,
+            net_failures: Vec::new(),
             cached: false,
         };
         // Already installed from the same kind of source and unchanged: keep it.
@@ -356,8 +377,9 @@ pub fn fetch(
                     Some(b) => vec![format!("{}/{}", b.trim_end_matches('/'), f.path)],
                     None => f.urls.clone(),
                 };
-                let (r, net) = download(f, &urls, install_dir, &dest, downloader);
+                let (r, net, failures) = download(f, &urls, install_dir, &dest, downloader);
                 out.network_failed = net;
+                out.net_failures = failures;
                 r
             }
         };
@@ -421,24 +443,26 @@ fn install_from_dir(
     })
 }
 
-/// Try `urls` in order; `(result, every failure was a network failure)`.
+/// Try `urls` in order; `(result, every failure was a network failure, the network
+/// failures)`. When every URL fails, the error lists each URL with its failure.
 fn download(
     f: &RegistryFile,
     urls: &[String],
     install_dir: &Path,
     dest: &Path,
     downloader: &Downloader,
-) -> (Result<InstalledFile, CrbDataError>, bool) {
+) -> (Result<InstalledFile, CrbDataError>, bool, Vec<NetFailure>) {
     let staging = install_dir.join(".download").join(&f.name);
-    let mut last = None;
+    let mut errors: Vec<DownloadError> = Vec::new();
     let mut all_network = !urls.is_empty();
     for url in urls {
-        let got = match downloader.fetch(url, &staging, verified(&f.blake3)) {
+        // The pinned size (when recorded) is the download's cap.
+        let got = match downloader.fetch_sized(url, &staging, verified(&f.blake3), f.bytes) {
             Ok(d) => d,
             Err(e) => {
-                all_network &= matches!(e, DownloadError::Network { .. });
+                all_network &= e.net_failure().is_some();
                 let stop = matches!(e, DownloadError::ChecksumMismatch { .. });
-                last = Some(CrbDataError::Download(e));
+                errors.push(e);
                 if stop {
                     break;
                 }
@@ -447,7 +471,7 @@ fn download(
         };
         let bytes = match std::fs::read(&got.path) {
             Ok(b) => b,
-            Err(e) => return (Err(io_err(&got.path)(e)), false),
+            Err(e) => return (Err(io_err(&got.path)(e)), false, Vec::new()),
         };
         let hashes = FileHashes::of(&bytes);
         let verdict = f.verify(&hashes);
@@ -461,10 +485,11 @@ fn download(
                     got: got_h,
                 }),
                 false,
+                Vec::new(),
             );
         }
         if let Err(e) = std::fs::rename(&staging, dest) {
-            return (Err(io_err(dest)(e)), false);
+            return (Err(io_err(dest)(e)), false, Vec::new());
         }
         let verified = verdict == Verdict::Verified;
         return (
@@ -481,12 +506,19 @@ fn download(
                 hashes,
             }),
             false,
+            Vec::new(),
         );
     }
-    (
-        Err(last.unwrap_or_else(|| CrbDataError::Registry(format!("{}: no URL", f.name)))),
-        all_network,
-    )
+    let failures: Vec<NetFailure> = errors.iter().filter_map(|e| e.net_failure()).collect();
+    let err = match errors.len() {
+        0 => CrbDataError::Registry(format!("{}: no URL", f.name)),
+        1 => CrbDataError::Download(errors.remove(0)),
+        _ => CrbDataError::AllUrlsFailed {
+            name: f.name.clone(),
+            errors,
+        },
+    };
+    (Err(err), all_network, failures)
 }
 
 /// An installed public bank.

@@ -3,7 +3,8 @@
 
 use super::build::{BuildError, Fetch};
 use super::registry::{DatasetEntry, Registry, SourceEntry, SourceKind};
-use crate::download::Downloader;
+use crate::download::{Downloader, NetFailure};
+use crate::net::NetOptions;
 use std::path::PathBuf;
 
 /// A [`Fetch`] that downloads hub files (pinned revision, blake3-checked once recorded) into
@@ -18,9 +19,13 @@ pub struct HubFetch {
     pub token: Option<String>,
     /// Files downloaded or found: `(path in cache, blake3)`.
     pub fetched: Vec<(PathBuf, String)>,
-    /// Downloads that failed because the network was unreachable (the offline routes,
+    /// Downloads that failed on the network (unreachable, timeout, TLS; the offline routes,
     /// `--from DIR` and `--hub-endpoint URL`, would help).
     pub network_failures: u64,
+    /// Those failures, each with its URL and what happened.
+    pub net_failures: Vec<NetFailure>,
+    /// Timeouts of each download.
+    pub net: NetOptions,
     /// Where downloads report their bytes ([`Default`]: nowhere).
     pub progress: routeval_core::SharedProgress,
 }
@@ -36,6 +41,8 @@ impl HubFetch {
             token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
             fetched: Vec::new(),
             network_failures: 0,
+            net_failures: Vec::new(),
+            net: NetOptions::default(),
             progress: routeval_core::SharedProgress::default(),
         }
     }
@@ -73,10 +80,13 @@ impl Fetch for HubFetch {
         } else {
             None
         })
-        .with_progress(self.progress.clone());
+        .with_progress(self.progress.clone())
+        .with_net(self.net);
+        // Hub files have no pinned size: the downloader's cap for unpinned files applies.
         let got = dl.fetch(&url, &dest, expected).map_err(|e| {
-            if matches!(e, crate::download::DownloadError::Network { .. }) {
+            if let Some(f) = e.net_failure() {
                 self.network_failures += 1;
+                self.net_failures.push(f);
             }
             BuildError::Fetch {
                 dataset: dataset.name.clone(),

@@ -117,6 +117,7 @@ fn on_missing_key(a: &SelectArgs) -> Result<OnMissingKey, Failure> {
 }
 
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
+    crate::report::check_outputs(&a.select.html, &[("-o", a.select.output.as_deref())])?;
     let s = &a.select;
     let setup = super::check_tokenizer_args(&s.tokenizer_setup, s.tokenizers.as_deref())?;
     let omk = on_missing_key(s)?;

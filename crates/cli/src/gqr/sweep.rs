@@ -53,7 +53,7 @@ pub(crate) struct SweepArgs {
 }
 
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
-    crate::report::check_target(&a.html)?;
+    crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
     let thresholds = match &a.thresholds {
         Some(t) => Some(parse_thresholds(t).map_err(Failure::bad_input)?),
         None => None,
