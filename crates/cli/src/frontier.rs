@@ -67,6 +67,9 @@ pub(crate) struct FrontierArgs {
     html: crate::report::HtmlArg,
 }
 
+/// Points of one system above which `--method routerbench` warns about its cubic cost.
+const ROUTERBENCH_WARN_POINTS: usize = 500;
+
 fn notes(notes: &[String]) {
     for n in notes {
         eprintln!("note: {n}");
@@ -185,6 +188,20 @@ pub(crate) fn run(a: FrontierArgs) -> CmdResult {
             Method::Hull => NdchMethod::Hull,
             Method::Routerbench => NdchMethod::RouterBench,
         };
+        if method == NdchMethod::RouterBench {
+            // RouterBench's pairwise algorithm is O(n³) per system: say so before it runs.
+            let mut counts: std::collections::HashMap<&str, usize> = Default::default();
+            for p in &pts {
+                *counts.entry(p.system.as_str()).or_default() += 1;
+            }
+            if let Some((sys, n)) = counts.iter().max_by_key(|(_, n)| **n)
+                && *n > ROUTERBENCH_WARN_POINTS
+            {
+                eprintln!(
+                    "warning: --method routerbench is O(n³) per system and {sys:?} has {n} points: this may take long (the default hull method is O(n log n) and gives the same frontier where RouterBench's does not crash)"
+                );
+            }
+        }
         let r = frontier_report(&pts, method);
         notes(&r.notes);
         let doc = crate::report::frontier::document(&pts, &r, &name);

@@ -876,3 +876,29 @@ fn gqr_sweep_bad_probabilities() {
         "{err}"
     );
 }
+
+/// `--method routerbench` (O(n³) per system) warns before it runs on a large system; the hull
+/// method does not.
+#[test]
+fn routerbench_warns_before_a_large_cubic_run() {
+    let mut lines = String::new();
+    for i in 0..501 {
+        let c = i as f64 / 500.0;
+        lines.push_str(&format!(
+            "{{\"system\": \"big\", \"cost\": {c}, \"quality\": {}}}\n",
+            (c * 3.0).sqrt()
+        ));
+    }
+    let out = routeval_stdin(
+        &["frontier", "-", "--method", "routerbench", "--json"],
+        lines.as_bytes(),
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("O(n³)") && err.contains("\"big\" has 501 points"),
+        "{err}"
+    );
+    let out = routeval_stdin(&["frontier", "-", "--json"], lines.as_bytes());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("O(n³)"));
+}
