@@ -80,7 +80,10 @@ fn console_blocks(name: &str, text: &str) -> Vec<Vec<Example>> {
                     }
                 }
             } else {
-                panic!("{name}:{}: console block text before its first `$ ` line", i + 1);
+                panic!(
+                    "{name}:{}: console block text before its first `$ ` line",
+                    i + 1
+                );
             }
         }
         blocks.push(block);
@@ -187,9 +190,7 @@ fn check(name: &str, text: &str) -> (usize, Vec<String>) {
                 continue;
             }
             let expected = snapbox::Data::text(ex.expected.clone());
-            if let Err(e) =
-                assert.try_eq(Some(&ex.at), snapbox::Data::text(actual), expected)
-            {
+            if let Err(e) = assert.try_eq(Some(&ex.at), snapbox::Data::text(actual), expected) {
                 failures.push(format!("{}: `{}`:\n{e}", ex.at, ex.command));
             }
         }
@@ -274,10 +275,17 @@ fn a_wrong_expected_line_fails() {
     let wrong = good.replace("[..]", "0.5");
     let (_, failures) = check("wrong.md", &wrong);
     assert_eq!(failures.len(), 1, "{failures:?}");
-    assert!(failures[0].starts_with("wrong.md:2: `routeval trec"), "{}", failures[0]);
+    assert!(
+        failures[0].starts_with("wrong.md:2: `routeval trec"),
+        "{}",
+        failures[0]
+    );
     let status = good.replace("[..]}}\n", "[..]}}\n? 3\n");
     let (_, failures) = check("status.md", &status);
-    assert!(failures[0].contains("exited 0, the block expects 3"), "{failures:?}");
+    assert!(
+        failures[0].contains("exited 0, the block expects 3"),
+        "{failures:?}"
+    );
     let (_, failures) = check("other.md", "```console\n$ echo hi\nhi\n```\n");
     assert!(failures[0].contains("runs no `routeval`"), "{failures:?}");
 }
