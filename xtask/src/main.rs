@@ -8,10 +8,18 @@
 //!
 //! `cargo xtask codegen [--check]` regenerates the Unicode 14 tables (`codegen.rs`).
 //!
+//! `cargo xtask docs [--check]` regenerates the CLI reference (`docs.rs`: `docs/cli/*.md`,
+//! `docs/cli/man/*.1`, `docs/src/cli-reference.md`) from the binary's argument parser.
+//!
+//! `cargo test -p xtask tidy` runs the architecture checks (`tidy.rs`, test-only).
+//!
 //! Keep this crate small: it is compiled on every `cargo xtask`.
 
 mod codegen;
+mod docs;
 mod progress;
+#[cfg(test)]
+mod tidy;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use routeval_bench_data::build_data::{self, Options, SourceState, Target};
@@ -36,6 +44,13 @@ enum Command {
     /// Regenerate the Unicode 14 tables (Python `\w`, `str.isprintable()`, marks, casefolding)
     /// from `data/unicode/unicode14_tables.json`; `--check` only reports stale files.
     Codegen {
+        /// Compare instead of writing; exit 1 when a generated file is stale.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Regenerate the CLI reference (`docs/cli/*.md`, man pages in `docs/cli/man/`, the book's
+    /// `docs/src/cli-reference.md`) from the `routeval` argument parser; `--check` only reports.
+    Docs {
         /// Compare instead of writing; exit 1 when a generated file is stale.
         #[arg(long)]
         check: bool,
@@ -100,19 +115,24 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Command::BuildData(args) => args,
-        Command::Codegen { check } => {
+        Command::Codegen { check } | Command::Docs { check } => {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
                 .unwrap_or(std::path::Path::new("."));
-            return match codegen::run(root, check) {
+            let (task, result) = if matches!(cli.command, Command::Docs { .. }) {
+                ("docs", docs::run(root, check))
+            } else {
+                ("codegen", codegen::run(root, check))
+            };
+            return match result {
                 Ok(changed) if changed.is_empty() => {
-                    eprintln!("codegen: generated files are current");
+                    eprintln!("{task}: generated files are current");
                     ExitCode::SUCCESS
                 }
                 Ok(changed) => {
                     let verb = if check { "stale" } else { "wrote" };
                     for c in &changed {
-                        eprintln!("codegen: {verb} {c}");
+                        eprintln!("{task}: {verb} {c}");
                     }
                     if check {
                         ExitCode::FAILURE

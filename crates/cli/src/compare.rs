@@ -379,6 +379,7 @@ pub(crate) fn letter(i: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
+/// `s` in Unicode superscript letters (the marks naming the runs a run beats in the table).
 pub(crate) fn superscript(s: &str) -> String {
     s.chars()
         .map(|c| match c {
@@ -432,6 +433,7 @@ pub(crate) fn better_than(report: &ComparisonReport) -> Vec<Vec<Vec<usize>>> {
     out
 }
 
+/// A table cell for `x`: `nan` for NaN, else four decimals.
 pub(crate) fn num(x: f64) -> String {
     if x.is_nan() {
         "nan".into()

@@ -153,6 +153,7 @@ pub(crate) struct MetricsArgs {
     output: Option<PathBuf>,
 }
 
+/// `routeval crb eval|metrics|sweep`: dispatch to the subcommand.
 pub(crate) fn run(args: CrbArgs) -> CmdResult {
     match args.command {
         CrbCommand::Eval(a) => eval(*a),

@@ -116,6 +116,7 @@ struct StatusArgs {
     output: Option<PathBuf>,
 }
 
+/// `routeval data fetch|check|status`: dispatch to the subcommand.
 pub(crate) fn run(args: DataArgs) -> CmdResult {
     let dirs = CacheDirs::from_process().map_err(Failure::bad_input)?;
     match args.command {

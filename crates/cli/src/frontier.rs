@@ -153,6 +153,7 @@ fn strong_share_table(r: &StrongShareReport) -> String {
     t
 }
 
+/// `routeval frontier POINTS`: read the points, compute the frontier report, print it.
 pub(crate) fn run(a: FrontierArgs) -> CmdResult {
     let name = display_name(&a.points);
     crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;

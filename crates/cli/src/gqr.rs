@@ -167,6 +167,7 @@ struct ScoreArgs {
     gates: crate::gate::GateArgs,
 }
 
+/// `routeval gqr export|score|sweep`: dispatch to the subcommand.
 pub(crate) fn run(args: GqrArgs) -> CmdResult {
     match args.command {
         GqrCommand::Export(a) => export(a),

@@ -150,7 +150,8 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
                     CASES
 ";
 
-fn help_text() -> String {
+/// The text of `routeval rag --help` (argparse's layout; also the CLI reference's rag page).
+pub(crate) fn help_text() -> String {
     let mut s = String::from(HELP_USAGE);
     s.push_str(
         r#"

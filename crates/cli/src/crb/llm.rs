@@ -86,6 +86,8 @@ pub(crate) struct LlmPredictor {
 }
 
 impl LlmPredictor {
+    /// The LLM classifier of `--predictor llm:...`, from its flags (URL, model, key, limits);
+    /// a bad flag is a [`Failure`].
     pub(crate) fn new(a: &LlmArgs) -> Result<Self, Failure> {
         let url = a
             .llm_url

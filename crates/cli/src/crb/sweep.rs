@@ -116,6 +116,7 @@ fn on_missing_key(a: &SelectArgs) -> Result<OnMissingKey, Failure> {
         .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))
 }
 
+/// `routeval crb sweep`: read the bank rows and score file, run the threshold sweep, print it.
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     crate::report::check_outputs(&a.select.html, &[("-o", a.select.output.as_deref())])?;
     let s = &a.select;

@@ -52,6 +52,7 @@ pub(crate) struct SweepArgs {
     data: DataArgs,
 }
 
+/// `routeval gqr sweep`: load the splits and score file, run the rejection sweep, print it.
 pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
     let thresholds = match &a.thresholds {

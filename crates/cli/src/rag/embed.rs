@@ -75,6 +75,8 @@ pub(crate) struct CmdEmbedder {
 }
 
 impl CmdEmbedder {
+    /// An embedder that runs `cmd` (the `--embed-cmd` protocol, started on first use), each
+    /// reply awaited at most `timeout`.
     pub(crate) fn new(cmd: String, timeout: Duration) -> Self {
         CmdEmbedder {
             cmd,
