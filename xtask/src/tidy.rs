@@ -106,6 +106,7 @@ const BENCH_DATA_IO_MODULES: &[&str] = &[
     "gqr::data",
     "gqr::hub",
     "gqr::store",
+    "net",
 ];
 
 fn root() -> PathBuf {
