@@ -69,6 +69,10 @@ pub(crate) struct CompareArgs {
     /// Evaluate only the top NUM documents of each query (trec_eval -M).
     #[arg(short = 'M', long = "max-retrieved-per-topic", value_name = "NUM")]
     pub(crate) max_docs: Option<u64>,
+    /// The trec_eval release whose definitions apply where releases differ: 10.0 (default) or
+    /// 9.0.8 (pytrec_eval's), as `routeval trec --trec-eval`.
+    #[arg(long = "trec-eval", value_name = "RELEASE", default_value = "10.0", value_parser = crate::trec::parse_release)]
+    pub(crate) trec_eval: trec::eval::TrecEvalVersion,
     /// Test: t (scipy.stats.ttest_rel), wilcoxon (scipy.stats.wilcoxon defaults),
     /// fisher (sign-flip randomization; exact for ≤ 20 queries), bootstrap (paired bootstrap
     /// test on centred differences) — paired tests, corrected by --correction; or, over every
@@ -196,10 +200,12 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         args.measures.clone()
     };
     let measures = MeasureSet::parse(&measure_args).map_err(Failure::from)?;
+    crate::trec::check_release(&measures, args.trec_eval)?;
     // Values compared: every per-query numeric value.
     let values = trec::compared::compared_values(&measures).map_err(Failure::bad_input)?;
     let opts = EvalOptions {
         measures,
+        version: args.trec_eval,
         relevance_level: args.level,
         complete: true,
         judged_only: args.judged_only,

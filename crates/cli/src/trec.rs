@@ -81,6 +81,12 @@ pub(crate) struct TrecArgs {
         value_parser = max_docs_value
     )]
     pub(crate) max_docs: Option<u64>,
+    /// The trec_eval release whose definitions apply where releases differ: 10.0 (10.0-rc3,
+    /// the default) or 9.0.8 (what pytrec_eval and `routeval.trec` in Python follow:
+    /// `iprec_at_recall`/`11pt_avg` round recall fractions with +0.9 instead of +0.5, scores
+    /// are ranked as stored floats, and `unj`/`rbp` do not exist).
+    #[arg(long = "trec-eval", value_name = "RELEASE", default_value = "10.0", value_parser = parse_release)]
+    pub(crate) trec_eval: trec::eval::TrecEvalVersion,
     /// Print JSON instead: {"all": {measure: value}, "per_query": {qid: {measure: value}}}
     /// (per_query only with -q), full precision, NaN as null.
     #[arg(long)]
@@ -187,9 +193,38 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     common::decode_input(buf, path)
 }
 
+/// `--trec-eval RELEASE`.
+pub(crate) fn parse_release(s: &str) -> Result<trec::eval::TrecEvalVersion, String> {
+    trec::eval::TrecEvalVersion::from_name(s)
+        .ok_or_else(|| format!("unknown trec_eval release {s:?} (expected 10.0 or 9.0.8)"))
+}
+
+/// Measures of `set` that release `v` lacks are refused, naming them.
+pub(crate) fn check_release(
+    set: &MeasureSet,
+    v: trec::eval::TrecEvalVersion,
+) -> Result<(), Failure> {
+    let missing: Vec<&str> = set
+        .measures()
+        .iter()
+        .filter(|m| !v.has_measure(m.id))
+        .map(|m| m.id.name())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::bad_input(format!(
+            "trec_eval {} has no measure {} (drop it from -m, or use --trec-eval 10.0)",
+            v.name(),
+            missing.join(", ")
+        )))
+    }
+}
+
 /// Run `routeval trec`.
 pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
+    check_release(&measures, args.trec_eval)?;
     args.gates.validate(
         &trec::eval::summary_slots(&measures)
             .into_iter()
@@ -198,6 +233,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     )?;
     let opts = EvalOptions {
         measures,
+        version: args.trec_eval,
         relevance_level: args.level,
         complete: args.complete,
         judged_only: args.judged_only,

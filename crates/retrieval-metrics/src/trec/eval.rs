@@ -58,6 +58,31 @@ pub enum TrecEvalVersion {
     V9_0_8,
 }
 
+impl TrecEvalVersion {
+    /// The release's name as users give it (`10.0`, `9.0.8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrecEvalVersion::V10 => "10.0",
+            TrecEvalVersion::V9_0_8 => "9.0.8",
+        }
+    }
+
+    /// The release named `10.0` (also `10`, `10.0-rc3`) or `9.0.8` (also `9`).
+    pub fn from_name(s: &str) -> Option<TrecEvalVersion> {
+        match s {
+            "10.0" | "10" | "10.0-rc3" => Some(TrecEvalVersion::V10),
+            "9.0.8" | "9" => Some(TrecEvalVersion::V9_0_8),
+            _ => None,
+        }
+    }
+
+    /// Whether the release has the measure (9.0.8 lacks `unj`, `rbp` and `rbp_resid`).
+    pub fn has_measure(self, id: super::spec::MeasureId) -> bool {
+        use super::spec::MeasureId::{Rbp, RbpResid, Unj};
+        self == TrecEvalVersion::V10 || !matches!(id, Unj | Rbp | RbpResid)
+    }
+}
+
 impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
