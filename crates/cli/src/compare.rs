@@ -73,12 +73,14 @@ pub(crate) struct CompareArgs {
     /// test on centred differences).
     #[arg(long, default_value = "t", value_parser = parse_test)]
     pub(crate) test: PairedTest,
-    /// Monte Carlo iterations of the fisher (> 20 queries) and bootstrap tests.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    /// Monte Carlo iterations of the fisher (> 20 queries) and bootstrap tests (1 to 10^7).
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=crate::ci::MAX_REPLICATES))]
     pub(crate) iterations: u64,
-    /// Seed of every resampling step (tests and confidence intervals).
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub(crate) seed: u64,
+    /// Seed of every resampling step (tests and confidence intervals) [default: 42]. Refused
+    /// with --no-ci and a test that draws nothing (t, wilcoxon).
+    #[arg(long, value_name = "S")]
+    pub(crate) seed: Option<u64>,
     /// Multiple-testing correction over every comparison in the table (statsmodels
     /// multipletests): holm, bonferroni or none.
     #[arg(long, default_value = "holm", value_parser = parse_correction)]
@@ -89,9 +91,11 @@ pub(crate) struct CompareArgs {
     /// Level of the paired bootstrap percentile CI of each mean difference.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
     pub(crate) ci: f64,
-    /// Bootstrap replicates of the confidence intervals.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    pub(crate) bootstrap: u64,
+    /// Bootstrap replicates of the confidence intervals, 1 to 10^7 [default: 1000]. Refused
+    /// with --no-ci.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=crate::ci::MAX_REPLICATES))]
+    pub(crate) bootstrap: Option<u64>,
     /// No confidence intervals (`ci` is null in JSON).
     #[arg(long, conflicts_with = "ci")]
     pub(crate) no_ci: bool,
@@ -141,6 +145,7 @@ baseline on some measure.";
 
 /// Run `routeval compare`.
 pub(crate) fn run(args: CompareArgs) -> CmdResult {
+    check_resampling_flags(&args)?;
     let measure_args: Vec<String> = if args.measures.is_empty() {
         DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -198,11 +203,11 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     let copts = CompareOptions {
         test: args.test,
         iterations: args.iterations,
-        seed: args.seed,
+        seed: args.seed.unwrap_or(crate::ci::DEFAULT_SEED),
         correction: args.correction,
         alpha: args.alpha,
         ci_level: (!args.no_ci).then_some(args.ci),
-        ci_replicates: args.bootstrap,
+        ci_replicates: args.bootstrap.unwrap_or(crate::ci::DEFAULT_REPLICATES),
         all_pairs: args.all_pairs,
     };
     let report = compare_systems(&names, &systems, &copts).map_err(Failure::bad_input)?;
@@ -250,6 +255,26 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         }
     }
     Ok(common::EXIT_OK)
+}
+
+/// `--bootstrap` with `--no-ci`, and `--seed` where nothing is drawn (`--no-ci` with the t or
+/// Wilcoxon test), would be silently ignored: a usage error instead.
+fn check_resampling_flags(args: &CompareArgs) -> Result<(), Failure> {
+    if !args.no_ci {
+        return Ok(());
+    }
+    if args.bootstrap.is_some() {
+        return Err(Failure::bad_input(
+            "--bootstrap sets the replicates of the confidence intervals: it does nothing with --no-ci",
+        ));
+    }
+    if args.seed.is_some() && matches!(args.test, PairedTest::T | PairedTest::Wilcoxon) {
+        return Err(Failure::bad_input(format!(
+            "--seed does nothing with --no-ci and --test {} (nothing is resampled)",
+            args.test
+        )));
+    }
+    Ok(())
 }
 
 /// A p-value for messages: 4 significant digits.
@@ -372,6 +397,18 @@ fn render(report: &ComparisonReport, format: TableFormat) -> Result<String, Fail
 run ({} test, {} correction, alpha {}).",
         report.queries, report.test, report.correction, report.alpha
     );
+    // Comparisons with no evidence behind them (one query, zero variance, NaN values).
+    let mut notes = String::new();
+    for (a, b, m, c) in report.comparisons() {
+        if let Some(note) = c.note {
+            let _ = write!(
+                notes,
+                "\nnote: {} vs {} on {}: no test ({note}); never marked significant.",
+                report.runs[b].name, report.runs[a].name, report.measures[m]
+            );
+        }
+    }
+    let legend = format!("{legend}{notes}");
     let mut s = String::new();
     match format {
         TableFormat::Text => {

@@ -160,9 +160,10 @@ struct ScoreArgs {
     #[command(flatten)]
     ci: crate::ci::CiArgs,
     /// Seed of the bootstrap (--ci, --baseline): replicate r draws from its own stream of
-    /// (seed, r), so intervals do not depend on the number of threads.
-    #[arg(long, value_name = "S", default_value_t = 42)]
-    seed: u64,
+    /// (seed, r), so intervals do not depend on the number of threads [default: 42]. Refused
+    /// without --ci or --baseline.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
     #[command(flatten)]
     gates: crate::gate::GateArgs,
 }
@@ -613,7 +614,19 @@ fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &st
     table.push('\n');
 }
 
+impl ScoreArgs {
+    /// `--seed`, else the default seed.
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or(crate::ci::DEFAULT_SEED)
+    }
+}
+
 fn score(a: ScoreArgs) -> CmdResult {
+    a.ci.check_used(
+        a.seed.is_some(),
+        a.baseline.is_some(),
+        Some("--baseline FILE"),
+    )?;
     let inputs: Vec<&std::path::Path> = a
         .predictions
         .iter()
@@ -754,11 +767,11 @@ fn score(a: ScoreArgs) -> CmdResult {
     let run_strata = strata(&preds);
     let intervals =
         a.ci.ci_level
-            .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
+            .map(|level| run_strata.intervals(level, a.ci.replicates(), a.seed()));
     // --ci: each set's accuracy interval (same replicates), keyed by stratum name.
     let set_cis: Option<Vec<(String, routeval_stats::BootstrapCi)>> =
         a.ci.ci_level
-            .map(|level| run_strata.set_intervals(level, a.ci.replicates, a.seed));
+            .map(|level| run_strata.set_intervals(level, a.ci.replicates(), a.seed()));
     let set_ci = |key: &str| {
         set_cis
             .as_ref()
@@ -783,7 +796,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
             let level = a.ci.ci_level.unwrap_or(0.95);
             let c = run_strata
-                .compare(&strata(&bpreds), level, a.ci.replicates, a.seed)
+                .compare(&strata(&bpreds), level, a.ci.replicates(), a.seed())
                 .ok_or_else(|| Failure::bad_input("--baseline: the rows differ"))?;
             Some((display_name(bp), level, c))
         }
@@ -897,9 +910,15 @@ fn score(a: ScoreArgs) -> CmdResult {
     if let Some((name, level, c)) = &comparison {
         report.insert(
             "baseline".into(),
-            baseline_json(name, *level, a.ci.replicates, a.seed, c),
+            baseline_json(name, *level, a.ci.replicates(), a.seed(), c),
         );
-        table.push_str(&baseline_table(name, *level, a.ci.replicates, a.seed, c));
+        table.push_str(&baseline_table(
+            name,
+            *level,
+            a.ci.replicates(),
+            a.seed(),
+            c,
+        ));
     }
     report.insert("data".into(), json!(data.origin));
     let md = a.format == crate::report::TextFormat::Md;
@@ -1047,11 +1066,14 @@ fn baseline_table(
         crate::ci::level_label(level)
     ));
     for m in &c.metrics {
-        let ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
             format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
         } else {
             "n/a".into()
         };
+        if let Some(d) = m.ci.degenerate() {
+            ci.push_str(&format!("  ({d})"));
+        }
         t.push_str(&format!(
             "  {:<30} {} vs {}: {}  {ci}\n",
             m.metric,

@@ -96,9 +96,9 @@ pub(crate) struct TrecArgs {
     #[command(flatten)]
     pub(crate) ci: crate::ci::CiArgs,
     /// Seed of the --ci bootstrap (replicate r draws from its own stream of (seed, r), so the
-    /// intervals do not depend on the number of threads).
-    #[arg(long, value_name = "S", default_value_t = 42)]
-    pub(crate) seed: u64,
+    /// intervals do not depend on the number of threads) [default: 42]. Refused without --ci.
+    #[arg(long, value_name = "S")]
+    pub(crate) seed: Option<u64>,
     #[command(flatten)]
     pub(crate) gates: crate::gate::GateArgs,
 }
@@ -189,6 +189,7 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Run `routeval trec`.
 pub(crate) fn run(args: TrecArgs) -> CmdResult {
+    args.ci.check_used(args.seed.is_some(), false, None)?;
     let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
     args.gates.validate(
         &trec::eval::summary_slots(&measures)
@@ -256,10 +257,13 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             if n == 1 { "y" } else { "ies" }
         );
     }
-    let intervals = args
-        .ci
-        .ci_level
-        .map(|level| ev.intervals(level, args.ci.replicates, args.seed));
+    let intervals = args.ci.ci_level.map(|level| {
+        ev.intervals(
+            level,
+            args.ci.replicates(),
+            args.seed.unwrap_or(crate::ci::DEFAULT_SEED),
+        )
+    });
     let report = (args.html.html.is_some() || args.format == crate::report::TextFormat::Md)
         .then(|| crate::report::trec::document(&ev, &run_name, &qrels_name, intervals.as_ref()));
     let stdin_used = crate::report::uses_stdin([args.qrels.as_path(), args.run.as_path()]);
