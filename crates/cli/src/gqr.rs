@@ -875,6 +875,16 @@ fn score(a: ScoreArgs) -> CmdResult {
         &missing,
         &data.missing,
     );
+    // A gate on a partial score (or on the OOD accuracy of a partial build) says so.
+    let gate_notes: Vec<(String, String)> = score_report
+        .partial_note()
+        .map(|n| {
+            [score_report.score_key(), "ood_accuracy"]
+                .iter()
+                .map(|k| (k.to_string(), n.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     if !latency.0.is_empty() {
         let p = |q| latency.percentile(q).unwrap_or(f64::NAN);
         score_report.latency_ms = Some(LatencySummary {
@@ -959,7 +969,10 @@ fn score(a: ScoreArgs) -> CmdResult {
         table
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(gates_on.as_ref())
+    a.gates.apply(&routeval_core::gate::Annotated {
+        inner: gates_on.as_ref(),
+        notes: gate_notes,
+    })
 }
 
 /// `gqr score --baseline`'s JSON block: `{"predictions", "level", "replicates", "seed",

@@ -244,7 +244,7 @@ fn cases(gqr: &str) -> Vec<Case> {
             headline: vec![
                 ("ID accuracy (%)", "/id_accuracy", Fmt::Pct),
                 ("OOD accuracy (%)", "/ood_accuracy", Fmt::Pct),
-                ("PARTIAL GQR score (%)", "/partial_gqr_score", Fmt::Pct),
+                ("PARTIAL GQR score (%)", "/gqr_score", Fmt::Pct),
             ],
             md: true,
         },

@@ -442,6 +442,10 @@ impl routeval_core::gate::NamedMetrics for GqrScore {
         }
         .filter(|v| v.is_finite())
     }
+    /// Accuracies and the score are fractions in `[0, 1]`.
+    fn metric_range(&self, _name: &str) -> Option<routeval_core::gate::MetricRange> {
+        Some(routeval_core::gate::MetricRange::FRACTION)
+    }
 }
 
 /// `score(...)` on whole label slices: ID truth/predictions, then OOD `(dataset, prediction)`
@@ -571,6 +575,10 @@ impl routeval_core::gate::NamedMetrics for UnseenScore {
             _ => None,
         }
         .filter(|v| v.is_finite())
+    }
+    /// Accuracies and the score are fractions in `[0, 1]`.
+    fn metric_range(&self, _name: &str) -> Option<routeval_core::gate::MetricRange> {
+        Some(routeval_core::gate::MetricRange::FRACTION)
     }
 }
 
