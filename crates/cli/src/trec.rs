@@ -297,7 +297,13 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     args.gates.apply(&ev)
 }
 
-/// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.
+/// `-M NUM`: 0 to 10^12 documents per query. `-M 0` evaluates no document of any query, as
+/// trec_eval 10.0 does (every query keeps its place, with `num_ret` 0 and every measure 0);
+/// negative values are refused.
 fn max_docs_value(s: &str) -> Result<u64, String> {
-    crate::numarg::positive_size(s).map(|v| v as u64)
+    int_in_docs(s).map(|v| v as u64)
+}
+
+fn int_in_docs(s: &str) -> Result<i64, String> {
+    crate::numarg::int_in(s, 0, 1_000_000_000_000, "the number of documents")
 }
