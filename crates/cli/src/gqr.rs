@@ -913,9 +913,21 @@ fn score(a: ScoreArgs) -> CmdResult {
                 })
                 .collect();
             o.insert("per_set".into(), Value::Object(per_set));
+            let degenerate: serde_json::Map<String, Value> = sets
+                .iter()
+                .filter_map(|(n, c)| c.degenerate().map(|d| (n.clone(), json!(d.reason()))))
+                .collect();
+            if !degenerate.is_empty() {
+                o.insert("per_set_degenerate".into(), Value::Object(degenerate));
+            }
         }
         report.insert("ci".into(), j);
         table.push_str(&crate::ci::render_text(iv, pct));
+        for (n, c) in set_cis.iter().flatten() {
+            if let Some(d) = c.degenerate() {
+                table.push_str(&format!("  set {}: CI {d}\n", set_name(n)));
+            }
+        }
     }
     if let Some((name, level, c)) = &comparison {
         report.insert(
@@ -953,7 +965,13 @@ fn score(a: ScoreArgs) -> CmdResult {
             (None, Some(c)) => format!("cmd: {c}"),
             _ => String::new(),
         };
-        crate::report::gqr::score_document(&view, &source)
+        let mut doc = crate::report::gqr::score_document(&view, &source);
+        for (n, c) in set_cis.iter().flatten() {
+            if let Some(d) = c.degenerate() {
+                doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
+            }
+        }
+        doc
     });
     let stdin_used = crate::report::uses_stdin(inputs.iter().copied());
     if let Some(doc) = &doc {

@@ -321,3 +321,37 @@ fn gates_on_a_partial_gqr_score_say_so() {
         err(&o)
     );
 }
+
+/// Issue 24: 1-row GQR sets got a `[1, 1]` interval with no warning; each set's interval is
+/// now named degenerate in JSON (`ci.per_set_degenerate`) and text.
+#[test]
+fn gqr_one_row_set_intervals_are_named_degenerate() {
+    let d = tempfile::tempdir().unwrap();
+    let b = example_build(d.path());
+    let p = ex("gqr/predictions.jsonl");
+    let base = [
+        "gqr",
+        "score",
+        "--predictions",
+        &p,
+        "--build-dir",
+        &b,
+        "--ci",
+        "0.95",
+    ];
+    let mut a = base.to_vec();
+    a.push("--json");
+    let o = routeval(&a);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let deg = &v["ci"]["per_set_degenerate"];
+    assert!(
+        deg["jigsaw"].as_str().unwrap().contains("1 resampled unit"),
+        "{v}"
+    );
+    let text = String::from_utf8_lossy(&routeval(&base).stdout).into_owned();
+    assert!(
+        text.contains("set jigsaw: CI degenerate: 1 resampled unit"),
+        "{text}"
+    );
+}

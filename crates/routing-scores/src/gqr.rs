@@ -871,7 +871,8 @@ impl AccuracyStrata {
     /// set `id_test` or each unseen ID set, then each OOD set), accuracies as fractions. The
     /// same resampling as [`intervals`](Self::intervals) (rows within each stratum, replicate
     /// `r` from `StatsRng::for_replicate(seed, r)`), so with the same arguments both come from
-    /// the same replicates.
+    /// the same replicates. Each CI records its set's row count (`BootstrapCi::units`), so a
+    /// set of one row (or fewer than 10) is named degenerate.
     pub fn set_intervals(
         &self,
         level: f64,
@@ -899,7 +900,14 @@ impl AccuracyStrata {
                 }
             },
         );
-        self.names.iter().cloned().zip(cis).collect()
+        // Each set's interval rests on its own rows (a 1-row set is degenerate).
+        self.names
+            .iter()
+            .cloned()
+            .zip(cis)
+            .zip(&self.strata)
+            .map(|((n, c), rows)| (n, c.with_units(rows.len())))
+            .collect()
     }
 
     /// Paired comparison with a baseline's predictions on the same rows (same strata): per
