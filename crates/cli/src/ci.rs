@@ -3,7 +3,18 @@
 //! The intervals are computed by the library crates (typed `routeval_stats::Intervals`);
 //! this module is the flags and the text rendering.
 
+use crate::common::Failure;
 use routeval_stats::Intervals;
+
+/// The most bootstrap replicates (or Monte Carlo iterations) any subcommand accepts: 10^7.
+pub(crate) const MAX_REPLICATES: u64 = 10_000_000;
+
+/// Bootstrap replicates when `--bootstrap` is not given.
+pub(crate) const DEFAULT_REPLICATES: u64 = 1000;
+
+/// The one default seed of every resampling step (`--seed` of `trec`, `rag`, `gqr`, `crb`
+/// and `compare`).
+pub(crate) const DEFAULT_SEED: u64 = 42;
 
 /// The `--ci`/`--bootstrap` flags, flattened into a subcommand's arguments.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -13,14 +24,48 @@ pub(crate) struct CiArgs {
     /// unchanged.
     #[arg(long = "ci", value_name = "LEVEL", value_parser = parse_level)]
     pub(crate) ci_level: Option<f64>,
-    /// Bootstrap replicates of --ci (and of a baseline comparison's intervals).
+    /// Bootstrap replicates of --ci (and of a baseline comparison's intervals), 1 to 10^7
+    /// [default: 1000]. Refused without --ci (or a baseline), where it would do nothing.
     #[arg(
         long = "bootstrap",
         value_name = "N",
-        default_value_t = 1000,
-        value_parser = clap::value_parser!(u64).range(1..=10_000_000)
+        value_parser = clap::value_parser!(u64).range(1..=MAX_REPLICATES)
     )]
-    pub(crate) replicates: u64,
+    pub(crate) bootstrap: Option<u64>,
+}
+
+impl CiArgs {
+    /// The replicates to draw (`--bootstrap`, else [`DEFAULT_REPLICATES`]).
+    pub(crate) fn replicates(&self) -> u64 {
+        self.bootstrap.unwrap_or(DEFAULT_REPLICATES)
+    }
+
+    /// Refuse `--bootstrap` (and `--seed`, when `seed_given` and the seed drives nothing but
+    /// the resampling) without `--ci` or a baseline comparison (`with_baseline`): flags that
+    /// would be silently ignored. `baseline_flag` names the subcommand's baseline option.
+    pub(crate) fn check_used(
+        &self,
+        seed_given: bool,
+        with_baseline: bool,
+        baseline_flag: Option<&str>,
+    ) -> Result<(), Failure> {
+        if self.ci_level.is_some() || with_baseline {
+            return Ok(());
+        }
+        let flag = match (self.bootstrap.is_some(), seed_given) {
+            (true, true) => "--bootstrap and --seed go",
+            (true, false) => "--bootstrap goes",
+            (false, true) => "--seed goes",
+            (false, false) => return Ok(()),
+        };
+        let with = match baseline_flag {
+            Some(b) => format!("--ci LEVEL or {b}"),
+            None => "--ci LEVEL".to_string(),
+        };
+        Err(Failure::bad_input(format!(
+            "{flag} with {with} (without it nothing is resampled)"
+        )))
+    }
 }
 
 /// A confidence level: a fraction strictly between 0 and 1.
@@ -42,7 +87,9 @@ pub(crate) fn level_label(level: f64) -> String {
 }
 
 /// The text block printed under a table: a header naming the level, replicates, seed and
-/// units, then one `name  [lo, hi]` line per metric (`fmt` formats a bound).
+/// units, then one `name  [lo, hi]` line per metric (`fmt` formats a bound), followed by
+/// `(degenerate: reason)` for an interval that is no confidence statement
+/// ([`routeval_stats::BootstrapCi::degenerate`]).
 pub(crate) fn render_text(iv: &Intervals, fmt: impl Fn(f64) -> String) -> String {
     let mut s = format!(
         "{} bootstrap confidence intervals ({} replicates over {}, seed {}):\n",
@@ -52,11 +99,14 @@ pub(crate) fn render_text(iv: &Intervals, fmt: impl Fn(f64) -> String) -> String
         iv.seed
     );
     for (name, ci) in &iv.intervals {
-        let body = if ci.low.is_finite() && ci.high.is_finite() {
+        let mut body = if ci.low.is_finite() && ci.high.is_finite() {
             format!("[{}, {}]", fmt(ci.low), fmt(ci.high))
         } else {
             "n/a".to_string()
         };
+        if let Some(d) = ci.degenerate() {
+            body.push_str(&format!("  ({d})"));
+        }
         s.push_str(&format!("  {name:<30} {body}\n"));
     }
     s

@@ -82,8 +82,9 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value = "t", value_parser = parse_test)]
     pub(crate) test: TestArg,
     /// Monte Carlo iterations of the fisher (> 20 queries), bootstrap and randomized-tukey
-    /// tests.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    /// tests (1 to 10^7).
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=crate::ci::MAX_REPLICATES))]
     pub(crate) iterations: u64,
     /// Add the two-way ANOVA (factors system and query, one score per cell; statsmodels
     /// anova_lm) of every measure over all runs: F, p, degrees of freedom, sums of squares.
@@ -100,9 +101,10 @@ pub(crate) struct CompareArgs {
         allow_negative_numbers = true
     )]
     pub(crate) risk: Vec<f64>,
-    /// Seed of every resampling step (tests and confidence intervals).
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub(crate) seed: u64,
+    /// Seed of every resampling step (tests and confidence intervals) [default: 42]. Refused
+    /// with --no-ci and a test that draws nothing (t, wilcoxon, tukey).
+    #[arg(long, value_name = "S")]
+    pub(crate) seed: Option<u64>,
     /// Multiple-testing correction over every comparison in the table (statsmodels
     /// multipletests): holm (default), bonferroni or none. Not with tukey or
     /// randomized-tukey, which control the family-wise error themselves.
@@ -114,9 +116,11 @@ pub(crate) struct CompareArgs {
     /// Level of the paired bootstrap percentile CI of each mean difference.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
     pub(crate) ci: f64,
-    /// Bootstrap replicates of the confidence intervals.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    pub(crate) bootstrap: u64,
+    /// Bootstrap replicates of the confidence intervals, 1 to 10^7 [default: 1000]. Refused
+    /// with --no-ci.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=crate::ci::MAX_REPLICATES))]
+    pub(crate) bootstrap: Option<u64>,
     /// No confidence intervals (`ci` is null in JSON).
     #[arg(long, conflicts_with = "ci")]
     pub(crate) no_ci: bool,
@@ -194,6 +198,7 @@ baseline on some measure.";
 
 /// Run `routeval compare`.
 pub(crate) fn run(args: CompareArgs) -> CmdResult {
+    check_resampling_flags(&args)?;
     let measure_args: Vec<String> = if args.measures.is_empty() {
         DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -287,11 +292,11 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         anova: args.anova,
         risk_alphas: args.risk.clone(),
         iterations: args.iterations,
-        seed: args.seed,
+        seed: args.seed.unwrap_or(crate::ci::DEFAULT_SEED),
         correction: args.correction.unwrap_or(Correction::Holm),
         alpha: args.alpha,
         ci_level: (!args.no_ci).then_some(args.ci),
-        ci_replicates: args.bootstrap,
+        ci_replicates: args.bootstrap.unwrap_or(crate::ci::DEFAULT_REPLICATES),
         all_pairs: args.all_pairs,
     };
     let report = compare_systems(&names, &systems, &copts).map_err(Failure::bad_input)?;
@@ -357,6 +362,33 @@ pub(crate) fn test_label(report: &ComparisonReport) -> String {
             report.correction_name()
         )
     }
+}
+
+/// `--bootstrap` with `--no-ci`, and `--seed` where nothing is drawn (`--no-ci` with the t or
+/// Wilcoxon test), would be silently ignored: a usage error instead.
+fn check_resampling_flags(args: &CompareArgs) -> Result<(), Failure> {
+    if !args.no_ci {
+        return Ok(());
+    }
+    if args.bootstrap.is_some() {
+        return Err(Failure::bad_input(
+            "--bootstrap sets the replicates of the confidence intervals: it does nothing with --no-ci",
+        ));
+    }
+    let draws_nothing = match args.test {
+        TestArg::Paired(t) => matches!(t, PairedTest::T | PairedTest::Wilcoxon),
+        TestArg::Family(f) => f == FamilyTest::Tukey,
+    };
+    if args.seed.is_some() && draws_nothing {
+        let name = match args.test {
+            TestArg::Paired(t) => t.name(),
+            TestArg::Family(f) => f.name(),
+        };
+        return Err(Failure::bad_input(format!(
+            "--seed does nothing with --no-ci and --test {name} (nothing is resampled)"
+        )));
+    }
+    Ok(())
 }
 
 /// A p-value for messages: 4 significant digits.
@@ -484,6 +516,18 @@ run ({}, alpha {}).",
         report.alpha
     );
     let extra = many_systems_blocks(report);
+    // Comparisons with no evidence behind them (one query, zero variance, NaN values).
+    let mut notes = String::new();
+    for (a, b, m, c) in report.comparisons() {
+        if let Some(note) = c.note {
+            let _ = write!(
+                notes,
+                "\nnote: {} vs {} on {}: no test ({note}); never marked significant.",
+                report.runs[b].name, report.runs[a].name, report.measures[m]
+            );
+        }
+    }
+    let legend = format!("{legend}{notes}");
     let mut s = String::new();
     match format {
         TableFormat::Text => {

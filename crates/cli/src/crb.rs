@@ -498,6 +498,12 @@ fn predictor_error_summary(
 }
 
 fn eval(a: EvalArgs) -> CmdResult {
+    // --seed also seeds the sample, so only --bootstrap is refused without --ci.
+    a.ci.check_used(
+        false,
+        a.baseline_predictor.is_some(),
+        Some("--baseline-predictor SPEC"),
+    )?;
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = check_tokenizer_args(&a.tokenizer_setup, a.tokenizers.as_deref())?;
     crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
@@ -623,14 +629,14 @@ fn eval(a: EvalArgs) -> CmdResult {
     let units = ScoresV2Units::from_walk(&records, &m.steps);
     let intervals =
         a.ci.ci_level
-            .map(|level| units.intervals(level, a.ci.replicates, a.seed as u64));
+            .map(|level| units.intervals(level, a.ci.replicates(), a.seed as u64));
     // --baseline-predictor: paired trajectory bootstrap of the deltas, McNemar on case pass.
     let comparison = match (&baseline_records, &baseline) {
         (Some(brecs), Some(bm)) => {
             let level = a.ci.ci_level.unwrap_or(0.95);
             let bunits = ScoresV2Units::from_walk(brecs, &bm.steps);
             let deltas = units
-                .compare(&bunits, level, a.ci.replicates, a.seed as u64)
+                .compare(&bunits, level, a.ci.replicates(), a.seed as u64)
                 .ok_or_else(|| {
                     Failure::bad_input("--baseline-predictor: the trajectories differ")
                 })?;
@@ -640,7 +646,7 @@ fn eval(a: EvalArgs) -> CmdResult {
             Some(baseline::Comparison {
                 spec: a.baseline_predictor.clone().unwrap_or_default(),
                 level,
-                replicates: a.ci.replicates,
+                replicates: a.ci.replicates(),
                 seed: a.seed as u64,
                 deltas,
                 mcnemar,

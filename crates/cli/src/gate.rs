@@ -11,7 +11,9 @@ use std::io::Write;
 pub(crate) struct GateArgs {
     /// Quality gate: exit 3 when METRIC is below VALUE, or was not computed (repeatable; one
     /// stderr line per failing gate). METRIC as the `--json` output names it, VALUE in its
-    /// units; an unknown METRIC is a usage error listing the valid names.
+    /// units (fractions for trec, rag and gqr; percent for crb's `*_percent`); an unknown
+    /// METRIC, or a VALUE outside the metric's range or in the other unit (0.8 for a percent
+    /// metric, 80 for a fraction), is a usage error (exit 2) naming the unit.
     #[arg(long = "fail-under", value_name = "METRIC=VALUE", value_parser = parse_gate)]
     pub(crate) fail_under: Vec<Gate>,
 }
@@ -41,10 +43,19 @@ pub(crate) fn apply<R: NamedMetrics + ?Sized>(
     prefix: &str,
 ) -> CmdResult {
     let failures = gate::check(gates, report).map_err(Failure::bad_input)?;
+    let mut err = std::io::stderr().lock();
+    // A passing gate with a caveat (a partial score) says what it checked.
+    let passed: Vec<Gate> = gates
+        .iter()
+        .filter(|g| !failures.iter().any(|f| &f.gate == *g))
+        .cloned()
+        .collect();
+    for n in gate::notes(&passed, report) {
+        let _ = writeln!(err, "note: {n}");
+    }
     if failures.is_empty() {
         return Ok(EXIT_OK);
     }
-    let mut err = std::io::stderr().lock();
     for f in &failures {
         let _ = writeln!(err, "{prefix}: {f}");
     }

@@ -160,9 +160,10 @@ struct ScoreArgs {
     #[command(flatten)]
     ci: crate::ci::CiArgs,
     /// Seed of the bootstrap (--ci, --baseline): replicate r draws from its own stream of
-    /// (seed, r), so intervals do not depend on the number of threads.
-    #[arg(long, value_name = "S", default_value_t = 42)]
-    seed: u64,
+    /// (seed, r), so intervals do not depend on the number of threads [default: 42]. Refused
+    /// without --ci or --baseline.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
     #[command(flatten)]
     gates: crate::gate::GateArgs,
 }
@@ -614,7 +615,19 @@ fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &st
     table.push('\n');
 }
 
+impl ScoreArgs {
+    /// `--seed`, else the default seed.
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or(crate::ci::DEFAULT_SEED)
+    }
+}
+
 fn score(a: ScoreArgs) -> CmdResult {
+    a.ci.check_used(
+        a.seed.is_some(),
+        a.baseline.is_some(),
+        Some("--baseline FILE"),
+    )?;
     let inputs: Vec<&std::path::Path> = a
         .predictions
         .iter()
@@ -762,11 +775,11 @@ fn score(a: ScoreArgs) -> CmdResult {
     let run_strata = strata(&preds);
     let intervals =
         a.ci.ci_level
-            .map(|level| run_strata.intervals(level, a.ci.replicates, a.seed));
+            .map(|level| run_strata.intervals(level, a.ci.replicates(), a.seed()));
     // --ci: each set's accuracy interval (same replicates), keyed by stratum name.
     let set_cis: Option<Vec<(String, routeval_stats::BootstrapCi)>> =
         a.ci.ci_level
-            .map(|level| run_strata.set_intervals(level, a.ci.replicates, a.seed));
+            .map(|level| run_strata.set_intervals(level, a.ci.replicates(), a.seed()));
     let set_ci = |key: &str| {
         set_cis
             .as_ref()
@@ -791,7 +804,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
             let level = a.ci.ci_level.unwrap_or(0.95);
             let c = run_strata
-                .compare(&strata(&bpreds), level, a.ci.replicates, a.seed)
+                .compare(&strata(&bpreds), level, a.ci.replicates(), a.seed())
                 .ok_or_else(|| Failure::bad_input("--baseline: the rows differ"))?;
             Some((display_name(bp), level, c))
         }
@@ -870,6 +883,16 @@ fn score(a: ScoreArgs) -> CmdResult {
         &missing,
         &data.missing,
     );
+    // A gate on a partial score (or on the OOD accuracy of a partial build) says so.
+    let gate_notes: Vec<(String, String)> = score_report
+        .partial_note()
+        .map(|n| {
+            [score_report.score_key(), "ood_accuracy"]
+                .iter()
+                .map(|k| (k.to_string(), n.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     if !latency.0.is_empty() {
         let p = |q| latency.percentile(q).unwrap_or(f64::NAN);
         score_report.latency_ms = Some(LatencySummary {
@@ -898,16 +921,34 @@ fn score(a: ScoreArgs) -> CmdResult {
                 })
                 .collect();
             o.insert("per_set".into(), Value::Object(per_set));
+            let degenerate: serde_json::Map<String, Value> = sets
+                .iter()
+                .filter_map(|(n, c)| c.degenerate().map(|d| (n.clone(), json!(d.reason()))))
+                .collect();
+            if !degenerate.is_empty() {
+                o.insert("per_set_degenerate".into(), Value::Object(degenerate));
+            }
         }
         report.insert("ci".into(), j);
         table.push_str(&crate::ci::render_text(iv, pct));
+        for (n, c) in set_cis.iter().flatten() {
+            if let Some(d) = c.degenerate() {
+                table.push_str(&format!("  set {}: CI {d}\n", set_name(n)));
+            }
+        }
     }
     if let Some((name, level, c)) = &comparison {
         report.insert(
             "baseline".into(),
-            baseline_json(name, *level, a.ci.replicates, a.seed, c),
+            baseline_json(name, *level, a.ci.replicates(), a.seed(), c),
         );
-        table.push_str(&baseline_table(name, *level, a.ci.replicates, a.seed, c));
+        table.push_str(&baseline_table(
+            name,
+            *level,
+            a.ci.replicates(),
+            a.seed(),
+            c,
+        ));
     }
     report.insert("data".into(), json!(data.origin));
     let md = a.format == crate::report::TextFormat::Md;
@@ -932,7 +973,13 @@ fn score(a: ScoreArgs) -> CmdResult {
             (None, Some(c)) => format!("cmd: {c}"),
             _ => String::new(),
         };
-        crate::report::gqr::score_document(&view, &source)
+        let mut doc = crate::report::gqr::score_document(&view, &source);
+        for (n, c) in set_cis.iter().flatten() {
+            if let Some(d) = c.degenerate() {
+                doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
+            }
+        }
+        doc
     });
     let stdin_used = crate::report::uses_stdin(inputs.iter().copied());
     if let Some(doc) = &doc {
@@ -948,7 +995,10 @@ fn score(a: ScoreArgs) -> CmdResult {
         table
     };
     emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(gates_on.as_ref())
+    a.gates.apply(&routeval_core::gate::Annotated {
+        inner: gates_on.as_ref(),
+        notes: gate_notes,
+    })
 }
 
 /// `gqr score --baseline`'s JSON block: `{"predictions", "level", "replicates", "seed",
@@ -1055,11 +1105,14 @@ fn baseline_table(
         crate::ci::level_label(level)
     ));
     for m in &c.metrics {
-        let ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
             format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
         } else {
             "n/a".into()
         };
+        if let Some(d) = m.ci.degenerate() {
+            ci.push_str(&format!("  ({d})"));
+        }
         t.push_str(&format!(
             "  {:<30} {} vs {}: {}  {ci}\n",
             m.metric,

@@ -69,7 +69,7 @@ pub(crate) fn wait_secs(s: &str) -> Result<f64, String> {
 }
 
 /// An integer in `lo..=hi` (decimal digits, optional sign).
-fn int_in(s: &str, lo: i64, hi: i64, what: &str) -> Result<i64, String> {
+pub(crate) fn int_in(s: &str, lo: i64, hi: i64, what: &str) -> Result<i64, String> {
     let v: i64 = s
         .trim()
         .parse()
@@ -88,11 +88,6 @@ pub(crate) fn count(s: &str) -> Result<u32, String> {
 /// A count of at least 1 and at most [`MAX_COUNT`], as `usize`.
 pub(crate) fn count_usize(s: &str) -> Result<usize, String> {
     int_in(s, 1, MAX_COUNT as i64, "the count").map(|v| v as usize)
-}
-
-/// A sample size or a limit on rows/documents: `1..=10^12`.
-pub(crate) fn positive_size(s: &str) -> Result<i64, String> {
-    int_in(s, 1, 1_000_000_000_000, "the size")
 }
 
 /// `crb --n`: a sample size `1..=10^12`; zero and negative values give the library's own

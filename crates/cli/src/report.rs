@@ -111,6 +111,18 @@ fn describe(path: &str) -> InputFile {
 
 /// The provenance of this run: the command line, every input file the run opened (see
 /// [`crate::output::noted_inputs`]; stdin as `-`), the version and the date.
+/// One report note per degenerate interval of `ci`
+/// ([`routeval_stats::BootstrapCi::degenerate`]): `CI of map: degenerate: ...`, so the
+/// Markdown/HTML faces say what the text and JSON say.
+pub(crate) fn degenerate_notes(ci: Option<&routeval_stats::Intervals>) -> Vec<String> {
+    ci.map_or_else(Vec::new, |iv| {
+        iv.degenerate()
+            .into_iter()
+            .map(|(name, d)| format!("CI of {name}: {d}"))
+            .collect()
+    })
+}
+
 pub(crate) fn provenance(stdin_used: bool) -> Provenance {
     // The program as its file name (not the path it was run from), then the arguments.
     let args: Vec<String> = std::env::args_os()

@@ -216,6 +216,8 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             };
             Failure::bad_input(format!("{at}: {e}"))
         })?;
+        ambiguous_route_names(qr.routes().iter().map(|r| r.name.as_str()))
+            .map_err(|m| Failure::bad_input(format!("{cname}: {m}")))?;
         metrics.push(qr);
     }
 
@@ -558,6 +560,25 @@ fn observe_batch(
     Ok(())
 }
 
+/// Summary keys are `ROUTE/METRIC` (and `ROUTE/GROUP/METRIC` with `group_by`), so a route
+/// named `a/b` beside a route `a` makes keys ambiguous (`a/b/x` is route `a/b`'s metric `x`,
+/// or route `a`'s group `b`): refused. A `/` in a name alone is kept (the reference accepts
+/// it; its keys stay unambiguous).
+fn ambiguous_route_names<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Result<(), String> {
+    for a in names.clone() {
+        for b in names.clone() {
+            if b.len() > a.len() && b.starts_with(a) && b[a.len()..].starts_with('/') {
+                return Err(format!(
+                    "bad_route: route names {a:?} and {b:?} make metric keys ambiguous ({b}/METRIC \
+                     could be route {a:?}); rename one (a route name may contain '/' only when no \
+                     other route name is its prefix)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The gate-able metrics of a route summary: every key whose value is a number (or `null`,
 /// not computed), nested objects flattened with `.` (e.g. `open/avg_output_length`).
 fn summary_metrics(summary: &Map<String, Value>) -> routeval_core::gate::MetricList {
@@ -596,5 +617,18 @@ fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) ->
             line_of.get(i).copied().unwrap_or(i + 1)
         )),
         None => Failure::bad_input(format!("{config}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_names_that_make_keys_ambiguous_are_refused() {
+        assert!(ambiguous_route_names(["a/b", "c"].into_iter()).is_ok());
+        assert!(ambiguous_route_names(["ab", "a"].into_iter()).is_ok());
+        let e = ambiguous_route_names(["a/b", "a"].into_iter()).unwrap_err();
+        assert!(e.contains("\"a\" and \"a/b\""), "{e}");
     }
 }

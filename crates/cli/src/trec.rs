@@ -102,9 +102,9 @@ pub(crate) struct TrecArgs {
     #[command(flatten)]
     pub(crate) ci: crate::ci::CiArgs,
     /// Seed of the --ci bootstrap (replicate r draws from its own stream of (seed, r), so the
-    /// intervals do not depend on the number of threads).
-    #[arg(long, value_name = "S", default_value_t = 42)]
-    pub(crate) seed: u64,
+    /// intervals do not depend on the number of threads) [default: 42]. Refused without --ci.
+    #[arg(long, value_name = "S")]
+    pub(crate) seed: Option<u64>,
     #[command(flatten)]
     pub(crate) gates: crate::gate::GateArgs,
 }
@@ -223,6 +223,7 @@ pub(crate) fn check_release(
 
 /// Run `routeval trec`.
 pub(crate) fn run(args: TrecArgs) -> CmdResult {
+    args.ci.check_used(args.seed.is_some(), false, None)?;
     let measures = MeasureSet::parse(&args.measures).map_err(Failure::from)?;
     check_release(&measures, args.trec_eval)?;
     args.gates.validate(
@@ -292,10 +293,13 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             if n == 1 { "y" } else { "ies" }
         );
     }
-    let intervals = args
-        .ci
-        .ci_level
-        .map(|level| ev.intervals(level, args.ci.replicates, args.seed));
+    let intervals = args.ci.ci_level.map(|level| {
+        ev.intervals(
+            level,
+            args.ci.replicates(),
+            args.seed.unwrap_or(crate::ci::DEFAULT_SEED),
+        )
+    });
     let report = (args.html.html.is_some() || args.format == crate::report::TextFormat::Md)
         .then(|| crate::report::trec::document(&ev, &run_name, &qrels_name, intervals.as_ref()));
     let stdin_used = crate::report::uses_stdin([args.qrels.as_path(), args.run.as_path()]);
@@ -329,7 +333,13 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     args.gates.apply(&ev)
 }
 
-/// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.
+/// `-M NUM`: 0 to 10^12 documents per query. `-M 0` evaluates no document of any query, as
+/// trec_eval 10.0 does (every query keeps its place, with `num_ret` 0 and every measure 0);
+/// negative values are refused.
 fn max_docs_value(s: &str) -> Result<u64, String> {
-    crate::numarg::positive_size(s).map(|v| v as u64)
+    int_in_docs(s).map(|v| v as u64)
+}
+
+fn int_in_docs(s: &str) -> Result<i64, String> {
+    crate::numarg::int_in(s, 0, 1_000_000_000_000, "the number of documents")
 }

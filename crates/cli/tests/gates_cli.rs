@@ -101,7 +101,7 @@ fn trec_fail_under() {
 fn rag_fail_under_and_strict() {
     let c = ex("rag/cases.json");
     let base = ["rag", &c];
-    check_gates(&base, "mrr=0.01", "mrr=0.999", "hit_rate=1.01", "mrr");
+    check_gates(&base, "mrr=0.01", "mrr=0.999", "hit_rate=0.999", "mrr");
     // A metric no case produced: the gate cannot pass.
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("c.json");
@@ -185,8 +185,9 @@ fn crb_eval_fail_under() {
     check_gates(
         &base,
         "case_pass_rate_percent=1",
-        "case_pass_rate_percent=100.5",
-        "combined_score_percent=100.5",
+        // Bounds above the maximum (100.5) are refused now (exit 2): failing bounds in range.
+        "case_pass_rate_percent=99.5",
+        "combined_score_percent=99.5",
         "case_pass_rate_percent",
     );
 }
@@ -227,8 +228,130 @@ fn gqr_score_fail_under() {
     check_gates(
         &base,
         "ood_accuracy=0.01",
-        "gqr_score=1.01",
-        "id_accuracy=1.01",
+        "gqr_score=0.999",
+        "id_accuracy=0.999",
         "gqr_score",
+    );
+}
+
+/// Issue 24: a bound in the other unit or outside the metric's range is a usage error (exit
+/// 2, one stderr line naming the unit) — `case_pass_rate_percent=0.8` used to pass (75 ≥ 0.8).
+#[test]
+fn bounds_in_the_wrong_unit_are_refused() {
+    let bank = ex("crb/bank.jsonl");
+    let crb = [
+        "crb",
+        "eval",
+        "--bank",
+        &bank,
+        "--predictor",
+        "tier:mid",
+        "--tokenizer-setup",
+        "all_cl100k",
+    ];
+    let (q, r) = (ex("trec/qrels.txt"), ex("trec/run.txt"));
+    let trec = ["trec", &q, &r];
+    let c = ex("rag/cases.json");
+    let rag = ["rag", &c];
+    for (base, gate, unit) in [
+        (&crb[..], "case_pass_rate_percent=0.8", "percent"),
+        (&crb[..], "case_pass_rate_percent=150", "percent"),
+        (&crb[..], "trajectory_pass_rate_percent=-5", "percent"),
+        (&trec[..], "map=30", "fraction"),
+        (&trec[..], "P_10=-0.1", "fraction"),
+        (&trec[..], "num_ret=-1", "count"),
+        (&rag[..], "mrr=75", "fraction"),
+    ] {
+        let mut a = base.to_vec();
+        a.extend(["--fail-under", gate]);
+        let o = routeval(&a);
+        assert_eq!(code(&o), 2, "{gate}: {}", err(&o));
+        let e = err(&o);
+        let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(lines.len(), 1, "{e}");
+        assert!(lines[0].contains(gate) && lines[0].contains(unit), "{e}");
+    }
+    // In range and in the right unit: checked as before.
+    let mut a = crb.to_vec();
+    a.extend(["--fail-under", "case_pass_rate_percent=80"]);
+    assert_eq!(code(&routeval(&a)), 3);
+}
+
+/// Issue 24: a partial GQR build keeps the metric's name (`gqr_score`, with `"partial": true`
+/// and the missing sets), `--fail-under gqr_score` gates on it and says it is partial.
+#[test]
+fn gates_on_a_partial_gqr_score_say_so() {
+    let d = tempfile::tempdir().unwrap();
+    let b = example_build(d.path());
+    let p = ex("gqr/predictions.jsonl");
+    let base = [
+        "gqr",
+        "score",
+        "--predictions",
+        &p,
+        "--build-dir",
+        &b,
+        "--json",
+    ];
+    let o = routeval(&base);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["complete"], false, "the example build lacks sets");
+    assert_eq!(v["partial"], true);
+    assert!(v["gqr_score"].is_number(), "{v}");
+    assert!(v.get("partial_gqr_score").is_none());
+    assert!(!v["missing_sets"].as_array().unwrap().is_empty());
+    let mut a = base.to_vec();
+    a.extend(["--fail-under", "gqr_score=0.01"]);
+    let o = routeval(&a);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o)
+            .contains("note: --fail-under gqr_score=0.01 checked a PARTIAL score, missing sets: "),
+        "{}",
+        err(&o)
+    );
+    let mut a = base.to_vec();
+    a.extend(["--fail-under", "gqr_score=0.999"]);
+    let o = routeval(&a);
+    assert_eq!(code(&o), 3);
+    assert!(
+        err(&o).contains("[a PARTIAL score, missing sets: "),
+        "{}",
+        err(&o)
+    );
+}
+
+/// Issue 24: 1-row GQR sets got a `[1, 1]` interval with no warning; each set's interval is
+/// now named degenerate in JSON (`ci.per_set_degenerate`) and text.
+#[test]
+fn gqr_one_row_set_intervals_are_named_degenerate() {
+    let d = tempfile::tempdir().unwrap();
+    let b = example_build(d.path());
+    let p = ex("gqr/predictions.jsonl");
+    let base = [
+        "gqr",
+        "score",
+        "--predictions",
+        &p,
+        "--build-dir",
+        &b,
+        "--ci",
+        "0.95",
+    ];
+    let mut a = base.to_vec();
+    a.push("--json");
+    let o = routeval(&a);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let deg = &v["ci"]["per_set_degenerate"];
+    assert!(
+        deg["jigsaw"].as_str().unwrap().contains("1 resampled unit"),
+        "{v}"
+    );
+    let text = String::from_utf8_lossy(&routeval(&base).stdout).into_owned();
+    assert!(
+        text.contains("set jigsaw: CI degenerate: 1 resampled unit"),
+        "{text}"
     );
 }

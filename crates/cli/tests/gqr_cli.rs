@@ -92,8 +92,10 @@ fn unseen_score_with_keyword_router_is_labelled_partial() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["complete"], false);
-    assert!(v.get("gqr_unseen_score").is_none());
-    let s = v["partial_gqr_unseen_score"].as_f64().unwrap();
+    // Issue 24: the partial score keeps its name, flagged `"partial": true`.
+    assert_eq!(v["partial"], true);
+    assert!(v.get("partial_gqr_unseen_score").is_none());
+    let s = v["gqr_unseen_score"].as_f64().unwrap();
     let (a, b) = (
         v["unseen_id_accuracy"].as_f64().unwrap(),
         v["ood_accuracy"].as_f64().unwrap(),

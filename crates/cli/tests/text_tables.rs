@@ -126,9 +126,11 @@ fn gqr_score_tables() {
         [
             "benchmark",
             "complete",
+            // Issue 24: a partial score keeps its name and is flagged.
+            "partial",
             "id_accuracy",
             "ood_accuracy",
-            "partial_gqr_score",
+            "gqr_score",
             "id",
             "ood_per_dataset",
             "missing_sets",

@@ -199,6 +199,55 @@ fn duplicates_beyond_max_retrieved_are_ignored_like_trec_eval() {
     assert_eq!(out, "num_ret               \tall\t2\n");
 }
 
+/// Issue 24: `-M 0` evaluates no document of any query, as trec_eval 10.0 does (it was
+/// refused): every query keeps its place (`num_q`), `num_ret` is 0 and every measure 0.
+#[test]
+fn max_retrieved_zero_evaluates_no_documents_like_trec_eval_10() {
+    let d = tempfile::tempdir().unwrap();
+    let q = write(&d, "q.txt", "1 0 a 1\n1 0 b 0\n2 0 c 1\n");
+    let r = write(&d, "r.txt", "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 c 1 1 t\n");
+    let args = [
+        "trec",
+        "-M",
+        "0",
+        "-q",
+        "-m",
+        "num_q",
+        "-m",
+        "num_ret",
+        "-m",
+        "num_rel",
+        "-m",
+        "num_rel_ret",
+        "-m",
+        "map",
+        "-m",
+        "P.5",
+        "-m",
+        "recip_rank",
+        "-m",
+        "ndcg",
+        &q,
+        &r,
+    ];
+    let out = run_ok(&args);
+    let mut summary = Vec::new();
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (name, qid, value) = (f[0].trim_end(), f[1], f[2]);
+        match name {
+            "num_q" => assert_eq!(value, "2", "{line}"),
+            "num_rel" => assert_eq!(value, if qid == "all" { "2" } else { "1" }, "{line}"),
+            "num_ret" | "num_rel_ret" => assert_eq!(value, "0", "{line}"),
+            _ => assert_eq!(value, "0.0000", "{line}"),
+        }
+        if qid == "all" {
+            summary.push(name.to_string());
+        }
+    }
+    assert_eq!(summary.len(), 8, "{out}");
+}
+
 #[test]
 fn whitespace_crlf_and_comments_accepted() {
     let d = tempfile::tempdir().unwrap();

@@ -33,6 +33,138 @@ pub trait NamedMetrics {
     fn metric_names(&self) -> Vec<String>;
     /// The value of `name`; `None` when it was not computed (or is not finite).
     fn metric_value(&self, name: &str) -> Option<f64>;
+    /// The unit and range of `name`, when the report knows it: a bound outside it (or a
+    /// fraction for a percent metric, a percent for a fraction) is refused
+    /// ([`GateError::OutOfRange`]). Default: unknown, any finite bound.
+    fn metric_range(&self, _name: &str) -> Option<MetricRange> {
+        None
+    }
+    /// A caveat a gate on `name` must carry (e.g. `a PARTIAL score, missing sets: dkhate`):
+    /// printed with a failing gate and as a note when it passes. Default: none.
+    fn metric_note(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The unit of a gate-able metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A fraction (`0.8` = 80%): trec, rag and gqr metrics.
+    Fraction,
+    /// Percent (`80` = 80%): CommonRouterBench's `*_percent` metrics.
+    Percent,
+    /// A count (`num_ret`, `num_rel`): non-negative.
+    Count,
+}
+
+impl Unit {
+    /// `a fraction`, `percent`, `a count`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Unit::Fraction => "a fraction",
+            Unit::Percent => "in percent",
+            Unit::Count => "a count",
+        }
+    }
+}
+
+/// The unit and the closed range `[min, max]` of a metric's values (a bound outside it can
+/// never be met, or always is).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricRange {
+    /// The unit.
+    pub unit: Unit,
+    /// Smallest possible value.
+    pub min: f64,
+    /// Largest possible value (`inf` = unbounded).
+    pub max: f64,
+}
+
+impl MetricRange {
+    /// A fraction in `[0, 1]`.
+    pub const FRACTION: MetricRange = MetricRange {
+        unit: Unit::Fraction,
+        min: 0.0,
+        max: 1.0,
+    };
+    /// A percent in `[0, 100]`.
+    pub const PERCENT: MetricRange = MetricRange {
+        unit: Unit::Percent,
+        min: 0.0,
+        max: 100.0,
+    };
+    /// A count in `[0, inf)`.
+    pub const COUNT: MetricRange = MetricRange {
+        unit: Unit::Count,
+        min: 0.0,
+        max: f64::INFINITY,
+    };
+
+    /// Check a gate's bound against this range.
+    ///
+    /// # Errors
+    /// [`GateError::OutOfRange`] when the bound is outside `[min, max]`, or is a fraction
+    /// strictly between −1 and 1 (not 0) for a percent metric.
+    pub fn check(&self, gate: &Gate) -> Result<(), GateError> {
+        let b = gate.bound;
+        let unit = self.unit.describe();
+        let range = match (self.min.is_finite(), self.max.is_finite()) {
+            (true, true) => format!("{unit} in [{}, {}]", self.min, self.max),
+            (true, false) => format!("{unit} >= {}", self.min),
+            (false, true) => format!("{unit} <= {}", self.max),
+            (false, false) => unit.to_string(),
+        };
+        let problem = if self.unit == Unit::Percent && b != 0.0 && b.abs() < 1.0 {
+            Some(format!(
+                "{b} looks like a fraction: write {} for {}%",
+                b * 100.0,
+                b * 100.0
+            ))
+        } else if b < self.min || b > self.max {
+            Some(if self.unit == Unit::Fraction && b > 1.0 && b <= 100.0 {
+                format!("{b} looks like a percent: write {} for {b}%", b / 100.0)
+            } else {
+                format!("{b} is outside it")
+            })
+        } else {
+            None
+        };
+        match problem {
+            None => Ok(()),
+            Some(problem) => Err(GateError::OutOfRange {
+                gate: gate.to_string(),
+                message: format!("{} is {range}; {problem}", gate.metric),
+            }),
+        }
+    }
+}
+
+/// A report with caveats attached to some of its metrics ([`NamedMetrics::metric_note`]),
+/// e.g. a partial GQR score.
+pub struct Annotated<'a> {
+    /// The report.
+    pub inner: &'a dyn NamedMetrics,
+    /// `(metric, note)` pairs.
+    pub notes: Vec<(String, String)>,
+}
+
+impl NamedMetrics for Annotated<'_> {
+    fn metric_names(&self) -> Vec<String> {
+        self.inner.metric_names()
+    }
+    fn metric_value(&self, name: &str) -> Option<f64> {
+        self.inner.metric_value(name)
+    }
+    fn metric_range(&self, name: &str) -> Option<MetricRange> {
+        self.inner.metric_range(name)
+    }
+    fn metric_note(&self, name: &str) -> Option<String> {
+        self.notes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .or_else(|| self.inner.metric_note(name))
+    }
 }
 
 /// A list of `(name, value)` pairs: the [`NamedMetrics`] of reports whose metric names are
@@ -60,6 +192,14 @@ pub enum GateError {
     /// Not of the form `METRIC=VALUE` with a finite number.
     #[error("--fail-under {0:?}: expected METRIC=VALUE with a finite number VALUE")]
     Syntax(String),
+    /// The bound is outside the metric's range or in the wrong unit (exit 2).
+    #[error("--fail-under {gate}: {message}")]
+    OutOfRange {
+        /// The gate as given (`METRIC=VALUE`).
+        gate: String,
+        /// What is wrong, naming the unit.
+        message: String,
+    },
     /// The report has no metric of that name.
     #[error("--fail-under: unknown metric {metric:?} (valid: {})", valid.join(", "))]
     UnknownMetric {
@@ -103,21 +243,27 @@ pub struct GateFailure {
     pub gate: Gate,
     /// The metric's value, `None` when the report could not compute it.
     pub value: Option<f64>,
+    /// The metric's caveat ([`NamedMetrics::metric_note`]), printed with the failure.
+    pub note: Option<String>,
 }
 
 impl fmt::Display for GateFailure {
     /// `quality gate failed: map = 0.2345 < 0.3 (--fail-under map=0.3)`, or
     /// `quality gate failed: recall_at_k not computed (--fail-under recall_at_k=0.5)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let note = self
+            .note
+            .as_ref()
+            .map_or(String::new(), |n| format!(" [{n}]"));
         match self.value {
             Some(v) => write!(
                 f,
-                "quality gate failed: {} = {v} < {} (--fail-under {})",
+                "quality gate failed: {} = {v} < {} (--fail-under {}){note}",
                 self.gate.metric, self.gate.bound, self.gate
             ),
             None => write!(
                 f,
-                "quality gate failed: {} was not computed (--fail-under {})",
+                "quality gate failed: {} was not computed (--fail-under {}){note}",
                 self.gate.metric, self.gate
             ),
         }
@@ -154,6 +300,11 @@ pub fn check<R: NamedMetrics + ?Sized>(
         return Ok(Vec::new());
     }
     validate(gates, &report.metric_names())?;
+    for g in gates {
+        if let Some(r) = report.metric_range(&g.metric) {
+            r.check(g)?;
+        }
+    }
     Ok(gates
         .iter()
         .filter_map(|g| {
@@ -163,10 +314,24 @@ pub fn check<R: NamedMetrics + ?Sized>(
                 _ => Some(GateFailure {
                     gate: g.clone(),
                     value,
+                    note: report.metric_note(&g.metric),
                 }),
             }
         })
         .collect())
+}
+
+/// The notes of the gates that carry one ([`NamedMetrics::metric_note`]), pass or fail:
+/// `--fail-under gqr_score=0.5 checked a PARTIAL score, missing sets: dkhate`.
+pub fn notes<R: NamedMetrics + ?Sized>(gates: &[Gate], report: &R) -> Vec<String> {
+    gates
+        .iter()
+        .filter_map(|g| {
+            report
+                .metric_note(&g.metric)
+                .map(|n| format!("--fail-under {g} checked {n}"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -214,6 +379,91 @@ mod tests {
         assert_eq!(f[1].gate.metric, "recall");
         assert_eq!(f[1].value, None);
         assert!(f[1].to_string().contains("not computed"));
+    }
+
+    struct Ranged;
+    impl NamedMetrics for Ranged {
+        fn metric_names(&self) -> Vec<String> {
+            vec![
+                "map".into(),
+                "case_pass_rate_percent".into(),
+                "num_ret".into(),
+            ]
+        }
+        fn metric_value(&self, name: &str) -> Option<f64> {
+            Some(if name == "map" { 0.3 } else { 75.0 })
+        }
+        fn metric_range(&self, name: &str) -> Option<MetricRange> {
+            Some(match name {
+                "map" => MetricRange::FRACTION,
+                "num_ret" => MetricRange::COUNT,
+                _ => MetricRange::PERCENT,
+            })
+        }
+    }
+
+    #[test]
+    fn bounds_in_the_wrong_unit_or_out_of_range_are_refused() {
+        let gate = |s: &str| -> Vec<Gate> { vec![s.parse().unwrap()] };
+        // 75 >= 0.8 used to pass silently.
+        let e = check(&gate("case_pass_rate_percent=0.8"), &Ranged).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--fail-under case_pass_rate_percent=0.8: case_pass_rate_percent is in percent in \
+             [0, 100]; 0.8 looks like a fraction: write 80 for 80%"
+        );
+        let e = check(&gate("map=30"), &Ranged).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "map is a fraction in [0, 1]; 30 looks like a percent: write 0.3 for 30%"
+            ),
+            "{e}"
+        );
+        for bad in [
+            "map=-0.1",
+            "map=1.5e3",
+            "case_pass_rate_percent=101",
+            "case_pass_rate_percent=-5",
+            "num_ret=-1",
+        ] {
+            assert!(
+                matches!(
+                    check(&gate(bad), &Ranged),
+                    Err(GateError::OutOfRange { .. })
+                ),
+                "{bad}"
+            );
+        }
+        for ok in [
+            "map=0",
+            "map=1",
+            "case_pass_rate_percent=0",
+            "case_pass_rate_percent=80",
+            "case_pass_rate_percent=100",
+            "num_ret=1000000",
+        ] {
+            assert!(check(&gate(ok), &Ranged).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn annotated_metrics_carry_their_note() {
+        let a = Annotated {
+            inner: &Ranged,
+            notes: vec![("map".into(), "a PARTIAL score, missing sets: x".into())],
+        };
+        let g: Vec<Gate> = vec!["map=0.5".parse().unwrap()];
+        let f = check(&g, &a).unwrap();
+        assert!(
+            f[0].to_string()
+                .ends_with("[a PARTIAL score, missing sets: x]"),
+            "{}",
+            f[0]
+        );
+        assert_eq!(
+            notes(&g, &a),
+            vec!["--fail-under map=0.5 checked a PARTIAL score, missing sets: x".to_string()]
+        );
     }
 
     #[test]

@@ -70,6 +70,13 @@ fn compare_options(
     for &a in &risk {
         routeval_stats::risk::check_alpha(a).map_err(err)?;
     }
+    for (name, v) in [("iterations", iterations), ("bootstrap", bootstrap)] {
+        if !(1..=MAX_REPLICATES).contains(&v) {
+            return Err(err(format!(
+                "{name} must be in 1..={MAX_REPLICATES}, got {v}"
+            )));
+        }
+    }
     Ok(CompareOptions {
         test,
         iterations,
@@ -85,6 +92,41 @@ fn compare_options(
     })
 }
 
+/// The most iterations / bootstrap replicates accepted (the CLI's cap, 10^7).
+const MAX_REPLICATES: u64 = 10_000_000;
+
+/// Run `f` on its own thread while this thread waits with the GIL released, checking for
+/// Python signals every 100 ms, so Ctrl-C interrupts a long comparison (`KeyboardInterrupt`;
+/// the abandoned computation finishes on its thread, bounded by the replicate caps).
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let (tx, rx) = channel();
+    std::thread::Builder::new()
+        .name("routeval-compare".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| err(format!("cannot start the comparison thread: {e}")))?;
+    // A Mutex makes the receiver shareable with the GIL-free section (Receiver is not Sync).
+    let rx = std::sync::Mutex::new(rx);
+    loop {
+        let got = py.detach(|| match rx.lock() {
+            Ok(r) => r.recv_timeout(std::time::Duration::from_millis(100)),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        });
+        match got {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(err("the comparison thread stopped without a result"));
+            }
+        }
+    }
+}
+
 /// `(report JSON, runs significantly worse than the baseline as (run index, measure index))`.
 type ReportOut = (String, Vec<(usize, usize)>);
 
@@ -98,7 +140,7 @@ fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
 /// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
 /// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
 #[pyfunction]
-#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new(), names=Vec::new()))]
+#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=42, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new(), names=Vec::new()))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_trec_files(
     py: Python<'_>,
@@ -146,39 +188,43 @@ fn compare_trec_files(
             "compare needs a baseline run and at least one other run",
         ));
     }
-    let result = py.detach(|| -> Result<(ComparisonReport, Vec<String>), String> {
-        let read =
-            |p: &Path| std::fs::read(p).map_err(|e| format!("{}: cannot read: {e}", p.display()));
-        let qrels_name = qrels_path.display().to_string();
-        let qrels =
-            Qrels::from_bytes(&read(&qrels_path)?, &qrels_name).map_err(|e| e.to_string())?;
-        let mut systems: Vec<SystemScores> = Vec::with_capacity(run_paths.len());
-        let mut tags: Vec<String> = Vec::with_capacity(run_paths.len());
-        let mut notes = Vec::new();
-        for path in &run_paths {
-            let name = path.display().to_string();
-            let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
-                .map_err(|e| e.to_string())?;
-            notes.extend(trec::compared::run_only_note(&name, &ev));
-            trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)?;
-            notes.extend(trec::compared::missing_results_note(&name, &ev, qrels.len()));
-            let path = path.display().to_string();
-            systems.push(trec::compared::system_scores(
-                &ev,
-                &values,
-                qrels.len(),
-                &name,
-                &path,
-            )?);
-            tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
-        }
-        // Names as the CLI gives them: run tags, the file stem where tags repeat or are empty.
-        trec::compared::name_systems(&mut systems, &tags);
-        trec::compared::rename_systems(&mut systems, &names)?;
-        let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
-        let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
-        Ok((report, notes))
-    });
+    let result = interruptible(
+        py,
+        move || -> Result<(ComparisonReport, Vec<String>), String> {
+            let read = |p: &Path| {
+                std::fs::read(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
+            };
+            let qrels_name = qrels_path.display().to_string();
+            let qrels =
+                Qrels::from_bytes(&read(&qrels_path)?, &qrels_name).map_err(|e| e.to_string())?;
+            let mut systems: Vec<SystemScores> = Vec::with_capacity(run_paths.len());
+            let mut tags: Vec<String> = Vec::with_capacity(run_paths.len());
+            let mut notes = Vec::new();
+            for path in &run_paths {
+                let name = path.display().to_string();
+                let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
+                    .map_err(|e| e.to_string())?;
+                notes.extend(trec::compared::run_only_note(&name, &ev));
+                trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)?;
+                notes.extend(trec::compared::missing_results_note(&name, &ev, qrels.len()));
+                let path = path.display().to_string();
+                systems.push(trec::compared::system_scores(
+                    &ev,
+                    &values,
+                    qrels.len(),
+                    &name,
+                    &path,
+                )?);
+                tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
+            }
+            // Names as the CLI gives them: run tags, the file stem where tags repeat or are empty.
+            trec::compared::name_systems(&mut systems, &tags);
+            trec::compared::rename_systems(&mut systems, &names)?;
+            let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
+            let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
+            Ok((report, notes))
+        },
+    )?;
     let (report, notes) = result.map_err(err)?;
     let (json, worse) = report_out(&report)?;
     Ok((json, worse, notes))
@@ -189,7 +235,7 @@ fn compare_trec_files(
 /// same units, in the same order, for every system), `means` the headline value per measure
 /// or `None` for the arithmetic mean. The first system is the baseline.
 #[pyfunction]
-#[pyo3(signature = (measures, systems, test="t", iterations=10_000, seed=0, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new()))]
+#[pyo3(signature = (measures, systems, test="t", iterations=10_000, seed=42, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new()))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_scores(
     py: Python<'_>,
@@ -229,8 +275,7 @@ fn compare_scores(
             }
         }
     }
-    let report = py
-        .detach(|| compare_systems(&measures, &systems, &copts))
-        .map_err(err)?;
+    let report =
+        interruptible(py, move || compare_systems(&measures, &systems, &copts))?.map_err(err)?;
     report_out(&report)
 }

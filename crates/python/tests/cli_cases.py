@@ -20,15 +20,18 @@ CRB_PROBS = "crb/tier_probs.jsonl"
 CRB_SWEEP = ["crb", "sweep", "--bank", CRB_BANK, "--scores", CRB_PROBS]
 
 #: name -> (CLI arguments after `routeval`, Python call (module name, function, args, kwargs)).
+#: The compare cases without their own seed pass `--seed 0` / `seed=0`, compare's old default
+#: (now 42, as everywhere): the stored outputs were made with it.
 CASES = {
     "compare_default": (
-        ["compare", "compare/qrels", *RUNS, "--json"],
-        ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]], {}),
+        ["compare", "compare/qrels", *RUNS, "--seed", "0", "--json"],
+        ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]], {"seed": 0}),
     ),
     "compare_wilcoxon_all_pairs": (
-        ["compare", "compare/qrels", *RUNS, "--test", "wilcoxon", "--all-pairs", "-m", "map", "-m", "P.5,10", "--json"],
+        ["compare", "compare/qrels", *RUNS, "--test", "wilcoxon", "--all-pairs", "-m", "map", "-m", "P.5,10", "--seed", "0",
+         "--json"],
         ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]],
-         {"measures": ["map", "P.5,10"], "test": "wilcoxon", "all_pairs": True}),
+         {"measures": ["map", "P.5,10"], "test": "wilcoxon", "all_pairs": True, "seed": 0}),
     ),
     "compare_fisher_no_ci": (
         ["compare", "compare/qrels", RUNS[0], RUNS[2], "--test", "fisher", "--no-ci", "--correction",
@@ -38,10 +41,11 @@ CASES = {
     ),
     "compare_bootstrap_options": (
         ["compare", "compare/qrels", *RUNS, "--test", "bootstrap", "--iterations", "2000", "--bootstrap", "300",
-         "--ci", "0.9", "--alpha", "0.1", "-l", "2", "-M", "5", "-m", "ndcg_cut.5", "-m", "recip_rank", "--json"],
+         "--ci", "0.9", "--alpha", "0.1", "-l", "2", "-M", "5", "-m", "ndcg_cut.5", "-m", "recip_rank", "--seed", "0", "--json"],
         ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]],
          {"test": "bootstrap", "iterations": 2000, "bootstrap": 300, "ci": 0.9, "alpha": 0.1,
-          "relevance_level": 2, "max_docs_per_topic": 5, "measures": ["ndcg_cut.5", "recip_rank"]}),
+          "relevance_level": 2, "max_docs_per_topic": 5, "measures": ["ndcg_cut.5", "recip_rank"],
+          "seed": 0}),
     ),
     # Many systems: Tukey's HSD with the ANOVA and risk blocks; the randomized Tukey HSD.
     "compare_tukey_anova_risk": (

@@ -313,7 +313,9 @@ def test_gqr_sweep_typed_report(gqr_build):
     assert r.chosen["test"] in r.points
     assert len(r.curve) == len(r.points) == len(r.thresholds)
     assert r.complete is False and "dkhate" in r.missing_sets  # a partial build: 3 of 7 OOD sets
-    assert all(p["partial_gqr_score"] is not None for p in r.points)
+    # Issue 24: a partial score keeps its name (the README's g.points[0]["gqr_score"]).
+    assert all(p["gqr_score"] is not None and p["partial"] is True for p in r.points)
+    assert all("partial_gqr_score" not in p for p in r.points)
 
 
 @pytest.mark.parametrize("args,kwargs", [
@@ -444,7 +446,7 @@ def test_mirror_scoring_equals_cli(tmp_path):
         got = gqr.score_unseen(route, mirror=mirror)
     for k in ("unseen_id_accuracy", "ood_accuracy", "unseen_id_per_dataset", "ood_per_dataset"):
         assert_nested_close(got[k], cli[k], path=k, tol=0.0)
-    assert got["gqr_unseen_score"] == cli["partial_gqr_unseen_score"]
+    assert got["gqr_unseen_score"] == cli["gqr_unseen_score"] and cli["partial"] is True
 
 
 def test_mirror_errors():

@@ -442,6 +442,10 @@ impl routeval_core::gate::NamedMetrics for GqrScore {
         }
         .filter(|v| v.is_finite())
     }
+    /// Accuracies and the score are fractions in `[0, 1]`.
+    fn metric_range(&self, _name: &str) -> Option<routeval_core::gate::MetricRange> {
+        Some(routeval_core::gate::MetricRange::FRACTION)
+    }
 }
 
 /// `score(...)` on whole label slices: ID truth/predictions, then OOD `(dataset, prediction)`
@@ -571,6 +575,10 @@ impl routeval_core::gate::NamedMetrics for UnseenScore {
             _ => None,
         }
         .filter(|v| v.is_finite())
+    }
+    /// Accuracies and the score are fractions in `[0, 1]`.
+    fn metric_range(&self, _name: &str) -> Option<routeval_core::gate::MetricRange> {
+        Some(routeval_core::gate::MetricRange::FRACTION)
     }
 }
 
@@ -863,7 +871,8 @@ impl AccuracyStrata {
     /// set `id_test` or each unseen ID set, then each OOD set), accuracies as fractions. The
     /// same resampling as [`intervals`](Self::intervals) (rows within each stratum, replicate
     /// `r` from `StatsRng::for_replicate(seed, r)`), so with the same arguments both come from
-    /// the same replicates.
+    /// the same replicates. Each CI records its set's row count (`BootstrapCi::units`), so a
+    /// set of one row (or fewer than 10) is named degenerate.
     pub fn set_intervals(
         &self,
         level: f64,
@@ -891,7 +900,14 @@ impl AccuracyStrata {
                 }
             },
         );
-        self.names.iter().cloned().zip(cis).collect()
+        // Each set's interval rests on its own rows (a 1-row set is degenerate).
+        self.names
+            .iter()
+            .cloned()
+            .zip(cis)
+            .zip(&self.strata)
+            .map(|((n, c), rows)| (n, c.with_units(rows.len())))
+            .collect()
     }
 
     /// Paired comparison with a baseline's predictions on the same rows (same strata): per

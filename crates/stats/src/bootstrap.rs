@@ -29,6 +29,94 @@ pub struct BootstrapCi {
     pub replicates: u64,
     /// Replicates whose statistic was NaN (left out of the quantiles).
     pub nan_replicates: u64,
+    /// Resampled units behind the interval (all strata together; 0 = not recorded). Read by
+    /// [`degenerate`](Self::degenerate); not serialized.
+    #[serde(skip_serializing)]
+    pub units: u64,
+}
+
+/// The fewest resampling units a percentile bootstrap interval is reported without a warning:
+/// with fewer, the resamples are few distinct multisets and the interval is too narrow to be
+/// read as a confidence statement (Efron & Tibshirani 1993, ch. 13, discuss small-sample
+/// coverage; the bound 10 is routeval's stated rule).
+pub const MIN_RESAMPLING_UNITS: u64 = 10;
+
+/// Why an interval must not be read as a confidence statement: shown with the interval in
+/// every face (text, JSON `"degenerate"`, Markdown/HTML notes). Serializes as its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DegenerateInterval {
+    /// Fewer than 2 units were resampled: every replicate is the same sample.
+    FewerThanTwoUnits {
+        /// Units resampled.
+        units: u64,
+    },
+    /// Every replicate gave the same value (e.g. one unit per stratum, or identical units):
+    /// zero width, no variance behind it — not certainty.
+    ZeroWidth,
+    /// Fewer than [`MIN_RESAMPLING_UNITS`] units.
+    FewUnits {
+        /// Units resampled.
+        units: u64,
+    },
+}
+
+impl DegenerateInterval {
+    /// The one-line reason.
+    pub fn reason(self) -> String {
+        match self {
+            DegenerateInterval::FewerThanTwoUnits { units } => format!(
+                "degenerate: {units} resampled unit{} (fewer than 2), no variance",
+                if units == 1 { "" } else { "s" }
+            ),
+            DegenerateInterval::ZeroWidth => {
+                "degenerate: zero width, every replicate gave the same value (no variance, not certainty)"
+                    .to_string()
+            }
+            DegenerateInterval::FewUnits { units } => format!(
+                "degenerate: only {units} resampled units (fewer than {MIN_RESAMPLING_UNITS})"
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for DegenerateInterval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason())
+    }
+}
+
+impl Serialize for DegenerateInterval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.reason())
+    }
+}
+
+impl BootstrapCi {
+    /// Why this interval is degenerate, if it is (checked in order: fewer than 2 units, zero
+    /// width, fewer than [`MIN_RESAMPLING_UNITS`] units). An interval without a value (NaN
+    /// bounds, printed `n/a`/`null`) is not flagged here. `units` = 0 (not recorded) skips
+    /// the unit rules.
+    pub fn degenerate(&self) -> Option<DegenerateInterval> {
+        if !(self.low.is_finite() && self.high.is_finite()) {
+            return None;
+        }
+        let recorded = self.units > 0;
+        if recorded && self.units < 2 {
+            Some(DegenerateInterval::FewerThanTwoUnits { units: self.units })
+        } else if self.low == self.high {
+            Some(DegenerateInterval::ZeroWidth)
+        } else if recorded && self.units < MIN_RESAMPLING_UNITS {
+            Some(DegenerateInterval::FewUnits { units: self.units })
+        } else {
+            None
+        }
+    }
+
+    /// This interval with `units` recorded.
+    pub fn with_units(mut self, units: usize) -> BootstrapCi {
+        self.units = units as u64;
+        self
+    }
 }
 
 /// numpy's default quantile (`np.quantile(x, q)`, method `"linear"`) of sorted finite values;
@@ -68,6 +156,7 @@ pub fn percentile_interval(mut values: Vec<f64>, level: f64) -> BootstrapCi {
         level,
         replicates,
         nan_replicates,
+        units: 0,
     }
 }
 
@@ -114,6 +203,7 @@ where
         bootstrap_replicates(n_units, replicates, seed, statistic),
         level,
     )
+    .with_units(n_units)
 }
 
 /// Several statistics from the same resamples: `statistics(indices, out)` writes `k` values
@@ -143,7 +233,9 @@ where
         )
         .collect();
     (0..k)
-        .map(|j| percentile_interval(rows.iter().map(|row| row[j]).collect(), level))
+        .map(|j| {
+            percentile_interval(rows.iter().map(|row| row[j]).collect(), level).with_units(n_units)
+        })
         .collect()
 }
 
@@ -163,52 +255,330 @@ pub fn bootstrap_mean_ci_table(
     seed: u64,
     level: f64,
 ) -> Vec<BootstrapCi> {
+    mean_ci_table_with_limit(rows, n_units, k, replicates, seed, level, IN_MEMORY_VALUES)
+}
+
+/// Replicate values kept in memory at most (`replicates × k`); beyond, the intervals are
+/// computed by exact streamed selection ([`streamed_intervals`]), so memory does not grow with
+/// the replicate count. 2^22 values = 32 MiB.
+const IN_MEMORY_VALUES: u64 = 1 << 22;
+
+/// Replicates per block of [`bootstrap_mean_ci_table`].
+const TABLE_BLOCK: usize = 8;
+
+fn mean_ci_table_with_limit(
+    rows: &[f64],
+    n_units: usize,
+    k: usize,
+    replicates: u64,
+    seed: u64,
+    level: f64,
+    in_memory: u64,
+) -> Vec<BootstrapCi> {
     // Replicates are processed in blocks of `B`: the counts of a block's replicates are drawn
     // first, then the table is read once for the whole block (B times less memory traffic
-    // than one pass per replicate). Replicate r always draws from its own stream.
-    const B: usize = 8;
+    // than one pass per replicate). Replicate r always draws from its own stream, so a block
+    // gives the same values however often it is evaluated.
+    const B: usize = TABLE_BLOCK;
     let reps = replicates as usize;
     let blocks = reps.div_ceil(B);
-    let stats: Vec<Vec<f64>> = (0..blocks)
-        .into_par_iter()
-        .map_init(
-            || (vec![0usize; n_units], vec![0u32; n_units * B]),
-            |(idx, counts), b| {
-                let lo = b * B;
-                let m = B.min(reps - lo);
-                let mut out = vec![vec![0.0f64; k]; m];
-                if n_units == 0 || rows.len() < n_units * k {
-                    out.iter_mut().for_each(|o| o.fill(f64::NAN));
-                    return out;
-                }
-                // counts[u * B + t] = draws of unit u in replicate lo + t.
-                counts.fill(0);
-                for t in 0..m {
-                    StatsRng::for_replicate(seed, (lo + t) as u64).fill_indices(n_units, idx);
-                    for &u in idx.iter() {
-                        counts[u * B + t] += 1;
+    let block = |b: usize, (idx, counts): &mut (Vec<usize>, Vec<u32>), out: &mut Vec<f64>| {
+        let lo = b * B;
+        let m = B.min(reps - lo);
+        out.clear();
+        out.resize(m * k, 0.0);
+        if n_units == 0 || rows.len() < n_units * k {
+            out.fill(f64::NAN);
+            return;
+        }
+        // counts[u * B + t] = draws of unit u in replicate lo + t.
+        counts.fill(0);
+        for t in 0..m {
+            StatsRng::for_replicate(seed, (lo + t) as u64).fill_indices(n_units, idx);
+            for &u in idx.iter() {
+                counts[u * B + t] += 1;
+            }
+        }
+        for (row, c) in rows.chunks_exact(k).zip(counts.chunks_exact(B)) {
+            for (o, &ct) in out.chunks_exact_mut(k).zip(c) {
+                if ct != 0 {
+                    let w = ct as f64;
+                    for (x, v) in o.iter_mut().zip(row) {
+                        *x += w * v;
                     }
                 }
-                for (row, c) in rows.chunks_exact(k).zip(counts.chunks_exact(B)) {
-                    for (o, &ct) in out.iter_mut().zip(c) {
-                        if ct != 0 {
-                            let w = ct as f64;
-                            for (x, v) in o.iter_mut().zip(row) {
-                                *x += w * v;
+            }
+        }
+        let nf = n_units as f64;
+        out.iter_mut().for_each(|x| *x /= nf);
+    };
+    let init = || (vec![0usize; n_units], vec![0u32; n_units * B]);
+    let with_units = |v: Vec<BootstrapCi>| v.into_iter().map(|c| c.with_units(n_units)).collect();
+    if replicates.saturating_mul(k as u64) > in_memory {
+        return with_units(streamed_intervals(
+            replicates, blocks, k, level, init, block,
+        ));
+    }
+    let stats: Vec<f64> = (0..blocks)
+        .into_par_iter()
+        .map_init(
+            || (init(), Vec::new()),
+            |(scratch, out), b| {
+                block(b, scratch, out);
+                out.clone()
+            },
+        )
+        .flatten_iter()
+        .collect();
+    with_units(
+        (0..k)
+            .map(|j| {
+                percentile_interval(
+                    stats.iter().skip(j).step_by(k.max(1)).copied().collect(),
+                    level,
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Order-preserving key of a non-NaN float (the order of `f64::total_cmp`).
+fn order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
+}
+
+/// Bits of the key decided per selection pass.
+const DIGIT_BITS: u32 = 12;
+
+/// Candidates gathered at most per selected order statistic before the final exact pass.
+const GATHER_CAP: u64 = 1 << 16;
+
+/// One order statistic being selected: column, its rank among the column's non-NaN values,
+/// the key prefix found so far (`bits` high bits) and the rank within that prefix's bucket.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    col: usize,
+    orig: u64,
+    prefix: u64,
+    bits: u32,
+    rank: u64,
+    bucket: u64,
+    value: Option<f64>,
+}
+
+impl Target {
+    fn matches(&self, key: u64) -> bool {
+        self.bits == 0 || key >> (64 - self.bits) == self.prefix
+    }
+    fn digit(&self, key: u64) -> usize {
+        let rest = key << self.bits;
+        (rest >> (64 - DIGIT_BITS)) as usize
+    }
+}
+
+/// Exact percentile intervals (the values [`percentile_interval`] gives) of `k` statistics
+/// over `replicates` replicates, without keeping the replicate values: `block(b, scratch,
+/// out)` writes the values of block `b` (replicate-major, `k` per replicate) and is called
+/// again for each pass (radix selection of the needed order statistics on the float's order
+/// key, 12 bits per pass, then the few remaining candidates gathered and sorted). Memory:
+/// `O(k · 4096)` counts plus at most 65,536 candidates per order statistic, whatever the
+/// replicate count; time: a few evaluations of every replicate.
+fn streamed_intervals<S, I, F>(
+    replicates: u64,
+    blocks: usize,
+    k: usize,
+    level: f64,
+    init: I,
+    block: F,
+) -> Vec<BootstrapCi>
+where
+    S: Send,
+    I: Fn() -> S + Sync + Send,
+    F: Fn(usize, &mut S, &mut Vec<f64>) + Sync + Send,
+{
+    let bins = 1usize << DIGIT_BITS;
+    // A histogram of the next digit per target (or, first, per column).
+    let histogram = |targets: &[Target]| -> Vec<u64> {
+        (0..blocks)
+            .into_par_iter()
+            .fold(
+                || (init(), Vec::new(), vec![0u64; targets.len() * bins]),
+                |(mut scratch, mut out, mut h), b| {
+                    block(b, &mut scratch, &mut out);
+                    for row in out.chunks_exact(k) {
+                        for (t, tg) in targets.iter().enumerate() {
+                            let x = row[tg.col];
+                            if x.is_nan() {
+                                continue;
+                            }
+                            let key = order_key(x);
+                            if tg.matches(key) {
+                                h[t * bins + tg.digit(key)] += 1;
                             }
                         }
                     }
+                    (scratch, out, h)
+                },
+            )
+            .map(|(_, _, h)| h)
+            .reduce(
+                || vec![0u64; targets.len() * bins],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    };
+    // Pass 1: per-column histograms of the top digit; they also count the non-NaN values.
+    let cols: Vec<Target> = (0..k)
+        .map(|col| Target {
+            col,
+            orig: 0,
+            prefix: 0,
+            bits: 0,
+            rank: 0,
+            bucket: 0,
+            value: None,
+        })
+        .collect();
+    let h0 = histogram(&cols);
+    let valid: Vec<u64> = (0..k)
+        .map(|c| h0[c * bins..(c + 1) * bins].iter().sum())
+        .collect();
+    // The order statistics numpy's linear quantile reads (as in `quantile_sorted`).
+    let alpha = 1.0 - level;
+    let qs = [alpha / 2.0, 1.0 - alpha / 2.0];
+    let ranks_of = |n: u64, q: f64| -> (u64, u64, f64) {
+        let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+        let lo = h.floor();
+        let i = lo as u64;
+        (i.min(n - 1), (i + 1).min(n - 1), h - lo)
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    for (c, &n) in valid.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        for q in qs {
+            let (i, j, _) = ranks_of(n, q);
+            for r in [i, j] {
+                if !targets.iter().any(|t| t.col == c && t.orig == r) {
+                    targets.push(Target {
+                        col: c,
+                        orig: r,
+                        prefix: 0,
+                        bits: 0,
+                        rank: r,
+                        bucket: n,
+                        value: None,
+                    });
                 }
-                let nf = n_units as f64;
-                out.iter_mut()
-                    .for_each(|o| o.iter_mut().for_each(|x| *x /= nf));
-                out
+            }
+        }
+    }
+    // Descend into the bucket holding each target's rank.
+    let descend = |t: &mut Target, h: &[u64]| {
+        let mut before = 0u64;
+        for (d, &cnt) in h.iter().enumerate() {
+            if t.rank < before + cnt {
+                t.prefix = (t.prefix << DIGIT_BITS) | d as u64;
+                t.bits += DIGIT_BITS;
+                t.rank -= before;
+                t.bucket = cnt;
+                return;
+            }
+            before += cnt;
+        }
+    };
+    for t in &mut targets {
+        descend(t, &h0[t.col * bins..(t.col + 1) * bins]);
+    }
+    loop {
+        let refine: Vec<usize> = (0..targets.len())
+            .filter(|&i| targets[i].bucket > GATHER_CAP && targets[i].bits + DIGIT_BITS <= 64)
+            .collect();
+        if refine.is_empty() {
+            break;
+        }
+        let sub: Vec<Target> = refine.iter().map(|&i| targets[i]).collect();
+        let h = histogram(&sub);
+        for (n, &i) in refine.iter().enumerate() {
+            descend(&mut targets[i], &h[n * bins..(n + 1) * bins]);
+        }
+    }
+    // Final pass: gather each target's bucket (at most GATHER_CAP values, or all equal keys).
+    let gathered: Vec<Vec<f64>> = (0..blocks)
+        .into_par_iter()
+        .fold(
+            || (init(), Vec::new(), vec![Vec::new(); targets.len()]),
+            |(mut scratch, mut out, mut g), b| {
+                block(b, &mut scratch, &mut out);
+                for row in out.chunks_exact(k) {
+                    for (t, tg) in targets.iter().enumerate() {
+                        let x = row[tg.col];
+                        // Only an all-equal bucket (64 key bits decided) can exceed the cap.
+                        if !x.is_nan()
+                            && tg.matches(order_key(x))
+                            && (g[t].len() as u64) < GATHER_CAP
+                        {
+                            g[t].push(x);
+                        }
+                    }
+                }
+                (scratch, out, g)
             },
         )
-        .flatten()
-        .collect();
+        .map(|(_, _, g)| g)
+        .reduce(
+            || vec![Vec::new(); targets.len()],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| x.extend(y));
+                a
+            },
+        );
+    for (t, mut g) in targets.iter_mut().zip(gathered) {
+        g.sort_by(f64::total_cmp);
+        // A bucket still larger than the cap has 64 key bits decided: every value is equal.
+        t.value = g
+            .get((t.rank as usize).min(g.len().saturating_sub(1)))
+            .copied();
+    }
     (0..k)
-        .map(|j| percentile_interval(stats.iter().map(|row| row[j]).collect(), level))
+        .map(|c| {
+            let n = valid[c];
+            let at = |r: u64| -> f64 {
+                targets
+                    .iter()
+                    .find(|t| t.col == c && t.orig == r)
+                    .and_then(|t| t.value)
+                    .unwrap_or(f64::NAN)
+            };
+            let bound = |q: f64| -> f64 {
+                if n == 0 {
+                    return f64::NAN;
+                }
+                let (i, j, t) = ranks_of(n, q);
+                let (a, b) = (at(i), at(j));
+                if i == j {
+                    return a;
+                }
+                let diff = b - a;
+                if t >= 0.5 {
+                    b - diff * (1.0 - t)
+                } else {
+                    a + diff * t
+                }
+            };
+            BootstrapCi {
+                low: bound(qs[0]),
+                high: bound(qs[1]),
+                level,
+                replicates,
+                nan_replicates: replicates - n,
+                units: 0,
+            }
+        })
         .collect()
 }
 
@@ -257,10 +627,12 @@ pub fn stratified_bootstrap_ci<F>(
 where
     F: Fn(&[usize]) -> f64 + Sync,
 {
+    let total: usize = strata.iter().map(Vec::len).sum();
     percentile_interval(
         stratified_bootstrap_replicates(strata, replicates, seed, statistic),
         level,
     )
+    .with_units(total)
 }
 
 /// Percentile CI of the mean of `values` over resampled units (the paired bootstrap CI of a
@@ -311,6 +683,38 @@ mod tests {
                 .low
                 .is_nan()
         );
+    }
+
+    #[test]
+    fn streamed_selection_equals_the_in_memory_intervals() {
+        // Forcing the streamed path (in-memory limit 0) gives exactly the intervals of the
+        // sorted replicate values, for discrete and continuous tables, odd levels, a NaN
+        // column, and a small cap-sized bucket count.
+        let (n, k) = (13usize, 4usize);
+        let rows: Vec<f64> = (0..n * k)
+            .map(|i| match i % k {
+                0 => ((i * 7919) % 101) as f64 / 13.0 - 3.0,
+                1 => ((i / k) % 3) as f64 * 0.1,
+                2 => f64::NAN,
+                _ => 0.25,
+            })
+            .collect();
+        for (reps, level) in [
+            (1u64, 0.95),
+            (7, 0.9),
+            (1001, 0.95),
+            (20_000, 0.683),
+            (150_000, 0.95),
+        ] {
+            let mem = mean_ci_table_with_limit(&rows, n, k, reps, 3, level, u64::MAX);
+            let streamed = mean_ci_table_with_limit(&rows, n, k, reps, 3, level, 0);
+            for (a, b) in mem.iter().zip(&streamed) {
+                assert_eq!(a.low.to_bits(), b.low.to_bits(), "{reps} {a:?} {b:?}");
+                assert_eq!(a.high.to_bits(), b.high.to_bits(), "{reps} {a:?} {b:?}");
+                assert_eq!(a.nan_replicates, b.nan_replicates);
+                assert_eq!(a.units, b.units);
+            }
+        }
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub struct CompareOptions {
     pub test: PairedTest,
     /// Resamples of the Monte Carlo Fisher test and of the bootstrap test (default 10,000).
     pub iterations: u64,
-    /// Seed of every resampling step (default 0).
+    /// Seed of every resampling step (default 42, the seed every routeval subcommand uses).
     pub seed: u64,
     /// Correction over all comparisons in the table (default Holm).
     pub correction: Correction,
@@ -100,7 +100,7 @@ impl Default for CompareOptions {
         CompareOptions {
             test: PairedTest::T,
             iterations: 10_000,
-            seed: 0,
+            seed: 42,
             correction: Correction::Holm,
             alpha: 0.05,
             ci_level: Some(0.95),
@@ -134,6 +134,16 @@ pub struct Comparison {
     pub ties: u64,
     /// Units where the run scores lower.
     pub losses: u64,
+    /// Why the test had no evidence behind it ([`Degenerate`](crate::Degenerate): one unit,
+    /// zero variance, a NaN/±inf value); then `p_value` is `null` and `significant` false.
+    /// Omitted from JSON when the test is not degenerate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+    /// Why the CI must not be read as a confidence statement (fewer than 2 or than
+    /// [`MIN_RESAMPLING_UNITS`](crate::MIN_RESAMPLING_UNITS) queries, zero width); JSON
+    /// `"ci_degenerate": "reason"`, omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_degenerate: Option<crate::DegenerateInterval>,
 }
 
 /// One system in the report.
@@ -511,7 +521,7 @@ pub fn compare_systems(
         })
         .collect();
     // CIs of every mean difference from the same resamples (rows = units, columns = jobs).
-    let cis: Option<Vec<[f64; 2]>> = opts.ci_level.map(|level| {
+    let cis: Option<Vec<crate::BootstrapCi>> = opts.ci_level.map(|level| {
         let k = jobs.len();
         let mut rows = vec![0.0f64; n_units * k];
         for (j, d) in diffs.iter().enumerate() {
@@ -521,9 +531,6 @@ pub fn compare_systems(
         }
         // Per-query draw counts, the table read once per block of replicates.
         bootstrap_mean_ci_table(&rows, n_units, k, opts.ci_replicates, opts.seed, level)
-            .into_iter()
-            .map(|ci| [ci.low, ci.high])
-            .collect()
     });
     let pvals: Vec<f64> = raw.iter().map(|r| r.0).collect();
     let adj = if family_p.is_some() {
@@ -547,10 +554,12 @@ pub fn compare_systems(
                 p_adjusted: adj.p_adjusted[j],
                 significant: adj.reject[j],
                 effect_size: raw[j].1,
-                ci: cis.as_ref().map(|c| c[j]),
+                ci: cis.as_ref().map(|c| [c[j].low, c[j].high]),
                 wins: wtl.wins,
                 ties: wtl.ties,
                 losses: wtl.losses,
+                note: crate::degeneracy(&diffs[j]).map(crate::Degenerate::reason),
+                ci_degenerate: cis.as_ref().and_then(|c| c[j].degenerate()),
             }
         })
         .collect();

@@ -3,9 +3,13 @@
 //!
 //! Serialized (serde) as the documented JSON block
 //! `{"level": 0.95, "replicates": 1000, "seed": S, "units": "...", "intervals": {metric: [lo, hi]}}`
-//! with `null` for an interval no replicate could compute.
+//! with `null` for an interval no replicate could compute, plus
+//! `"degenerate": {metric: "degenerate: reason"}` naming every interval that must not be read
+//! as a confidence statement ([`BootstrapCi::degenerate`]: fewer than 2 units, zero width,
+//! fewer than [`MIN_RESAMPLING_UNITS`](crate::bootstrap::MIN_RESAMPLING_UNITS) units), only
+//! when there is one.
 
-use crate::bootstrap::{BootstrapCi, percentile_interval};
+use crate::bootstrap::{BootstrapCi, DegenerateInterval, percentile_interval};
 use crate::rng::StatsRng;
 use rayon::prelude::*;
 use serde::ser::{SerializeMap, SerializeStruct};
@@ -27,6 +31,15 @@ pub struct Intervals {
 }
 
 impl Intervals {
+    /// `(metric, reason)` of every degenerate interval ([`BootstrapCi::degenerate`]), in
+    /// metric order: printed with the interval and as the JSON `"degenerate"` object.
+    pub fn degenerate(&self) -> Vec<(&str, DegenerateInterval)> {
+        self.intervals
+            .iter()
+            .filter_map(|(n, c)| c.degenerate().map(|d| (n.as_str(), d)))
+            .collect()
+    }
+
     /// The interval of `name`, if any.
     pub fn get(&self, name: &str) -> Option<&BootstrapCi> {
         self.intervals
@@ -49,6 +62,18 @@ impl Serialize for Pair {
     }
 }
 
+struct DegenerateMap<'a>(&'a [(&'a str, DegenerateInterval)]);
+
+impl Serialize for DegenerateMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, d) in self.0 {
+            m.serialize_entry(k, d)?;
+        }
+        m.end()
+    }
+}
+
 struct Named<'a>(&'a [(String, BootstrapCi)]);
 
 impl Serialize for Named<'_> {
@@ -63,12 +88,16 @@ impl Serialize for Named<'_> {
 
 impl Serialize for Intervals {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Intervals", 5)?;
+        let degenerate = self.degenerate();
+        let mut st = s.serialize_struct("Intervals", 6)?;
         st.serialize_field("level", &self.level)?;
         st.serialize_field("replicates", &self.replicates)?;
         st.serialize_field("seed", &self.seed)?;
         st.serialize_field("units", &self.units)?;
         st.serialize_field("intervals", &Named(&self.intervals))?;
+        if !degenerate.is_empty() {
+            st.serialize_field("degenerate", &DegenerateMap(&degenerate))?;
+        }
         st.end()
     }
 }
@@ -111,7 +140,9 @@ where
         )
         .collect();
     (0..k)
-        .map(|j| percentile_interval(rows.iter().map(|row| row[j]).collect(), level))
+        .map(|j| {
+            percentile_interval(rows.iter().map(|row| row[j]).collect(), level).with_units(total)
+        })
         .collect()
 }
 
@@ -137,14 +168,19 @@ fn num_or_null(x: f64) -> Option<f64> {
 }
 
 impl Serialize for MetricDelta {
-    /// `{"metric", "value", "baseline", "delta", "ci": [lo, hi]}` (non-finite numbers `null`).
+    /// `{"metric", "value", "baseline", "delta", "ci": [lo, hi]}` (non-finite numbers `null`),
+    /// plus `"degenerate": "reason"` when the CI is degenerate.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("MetricDelta", 5)?;
+        let degenerate = self.ci.degenerate();
+        let mut st = s.serialize_struct("MetricDelta", 6)?;
         st.serialize_field("metric", &self.metric)?;
         st.serialize_field("value", &num_or_null(self.value))?;
         st.serialize_field("baseline", &num_or_null(self.baseline))?;
         st.serialize_field("delta", &num_or_null(self.delta))?;
         st.serialize_field("ci", &Pair(self.ci.low, self.ci.high))?;
+        if let Some(d) = degenerate {
+            st.serialize_field("degenerate", &d)?;
+        }
         st.end()
     }
 }
@@ -235,6 +271,7 @@ mod tests {
             level: 0.95,
             replicates: 10,
             nan_replicates: 0,
+            units: 40,
         };
         let iv = Intervals {
             level: 0.95,
@@ -250,6 +287,47 @@ mod tests {
         assert_eq!(
             s,
             r#"{"level":0.95,"replicates":10,"seed":3,"units":"queries","intervals":{"map":[0.1,0.2],"P_10":null}}"#
+        );
+    }
+
+    #[test]
+    fn degenerate_intervals_are_named() {
+        // One unit per stratum: every replicate is the full sample, zero width.
+        let strata = vec![vec![0], vec![1], vec![2]];
+        let x = [0.0, 1.0, 1.0];
+        let ci = stratified_bootstrap_ci_multi(&strata, 200, 1, 0.95, 1, |idx, out| {
+            out[0] = idx.iter().map(|&i| x[i]).sum::<f64>() / 3.0;
+        })[0];
+        assert_eq!(ci.low, ci.high);
+        assert_eq!(ci.degenerate(), Some(DegenerateInterval::ZeroWidth));
+        // One unit.
+        let one = crate::mean_ci(&[0.5], 100, 1, 0.95);
+        assert_eq!(
+            one.degenerate(),
+            Some(DegenerateInterval::FewerThanTwoUnits { units: 1 })
+        );
+        // Few units, some width.
+        let few = crate::mean_ci(&[0.1, 0.9, 0.4], 500, 1, 0.95);
+        assert_eq!(
+            few.degenerate(),
+            Some(DegenerateInterval::FewUnits { units: 3 })
+        );
+        let many: Vec<f64> = (0..30).map(|i| (i as f64 * 0.7).sin()).collect();
+        assert_eq!(crate::mean_ci(&many, 500, 1, 0.95).degenerate(), None);
+        let iv = Intervals {
+            level: 0.95,
+            replicates: 200,
+            seed: 1,
+            units: "x".into(),
+            intervals: vec![
+                ("a".into(), ci),
+                ("b".into(), crate::mean_ci(&many, 50, 1, 0.9)),
+            ],
+        };
+        let v = serde_json::to_value(&iv).unwrap();
+        assert_eq!(
+            v["degenerate"],
+            serde_json::json!({"a": DegenerateInterval::ZeroWidth.reason()})
         );
     }
 }

@@ -49,8 +49,9 @@ pub use anova::{
 };
 pub use binomial::{binom_test_half, mcnemar_exact};
 pub use bootstrap::{
-    BootstrapCi, bootstrap_ci, bootstrap_ci_multi, bootstrap_mean_ci_table, bootstrap_replicates,
-    mean_ci, percentile_interval, stratified_bootstrap_ci, stratified_bootstrap_replicates,
+    BootstrapCi, DegenerateInterval, MIN_RESAMPLING_UNITS, bootstrap_ci, bootstrap_ci_multi,
+    bootstrap_mean_ci_table, bootstrap_replicates, mean_ci, percentile_interval,
+    stratified_bootstrap_ci, stratified_bootstrap_replicates,
 };
 pub use compare::{
     CompareOptions, Comparison, ComparisonReport, FamilyTest, PairReport, SystemScores,
@@ -59,9 +60,9 @@ pub use compare::{
 pub use intervals::{Intervals, McNemar, MetricDelta, stratified_bootstrap_ci_multi};
 pub use multitest::{Adjusted, Correction, adjust};
 pub use paired::{
-    PairedTest, Randomization, TTest, Wilcoxon, WilcoxonMethod, WinsTiesLosses, bootstrap_test,
-    cohens_dz, differences, fisher_exact, fisher_monte_carlo, fisher_randomization, mean,
-    ttest_rel, wilcoxon, wins_ties_losses,
+    Degenerate, PairedTest, Randomization, TTest, Wilcoxon, WilcoxonMethod, WinsTiesLosses,
+    bootstrap_test, cohens_dz, degeneracy, differences, fisher_exact, fisher_monte_carlo,
+    fisher_randomization, mean, ttest_rel, wilcoxon, wins_ties_losses,
 };
 pub use range::{StudentizedRange, studentized_range_sf};
 pub use risk::{RiskValues, georisk, urisk_trisk};

@@ -60,6 +60,75 @@ fn all_equal(d: &[f64]) -> bool {
     d.windows(2).all(|w| w[0] == w[1])
 }
 
+/// Every difference the same value up to rounding: `max − min ≤ 100·ε·max|d|` (scipy's
+/// tolerance for theoretically equal values), e.g. `[0.3 − 0.1, 0.4 − 0.2, 0.5 − 0.3]`, whose
+/// spread of 3e−17 would otherwise give the t-test p ≈ 1e−32.
+fn constant_up_to_rounding(d: &[f64]) -> bool {
+    let (lo, hi) = d
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let scale = lo.abs().max(hi.abs());
+    hi - lo <= REL_TIE * scale
+}
+
+/// Why a paired test on the differences `d` has no evidence behind it: its p-value is
+/// undefined (NaN, JSON `null`) and it is never called significant. Identical systems (every
+/// difference exactly 0) are *not* degenerate: they give `p = 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Degenerate {
+    /// No paired units at all.
+    NoUnits,
+    /// A single paired unit: nothing to estimate the spread from.
+    OneUnit,
+    /// Some difference is NaN or ±inf (a per-unit value was not a finite number).
+    NonFinite,
+    /// Every difference is the same non-zero value (up to rounding: a spread within
+    /// `100·ε·max|d|`): zero variance, so no resampling or t statistic can say how sure the
+    /// shift is.
+    ZeroVariance,
+}
+
+impl Degenerate {
+    /// The one-line reason printed in text and JSON (`"note"`).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Degenerate::NoUnits => "no paired units",
+            Degenerate::OneUnit => "only 1 paired unit (a test needs at least 2)",
+            Degenerate::NonFinite => "a per-unit value is NaN or infinite",
+            Degenerate::ZeroVariance => {
+                "zero variance: every unit has the same difference, no test can say how sure"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Degenerate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
+/// The [`Degenerate`] case of `d`, if any (checked in this order: empty, non-finite, all
+/// zero (not degenerate), one unit, zero variance).
+pub fn degeneracy(d: &[f64]) -> Option<Degenerate> {
+    if d.is_empty() {
+        Some(Degenerate::NoUnits)
+    } else if d.iter().any(|v| !v.is_finite()) {
+        Some(Degenerate::NonFinite)
+    } else if all_zero(d) {
+        None
+    } else if d.len() < 2 {
+        Some(Degenerate::OneUnit)
+    } else if constant_up_to_rounding(d) {
+        Some(Degenerate::ZeroVariance)
+    } else {
+        None
+    }
+}
+
 /// The paired tests `routeval compare --test` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,7 +164,15 @@ impl PairedTest {
 
     /// The two-sided p-value of this test on the differences `d`. `iterations` and `seed` are
     /// used by the resampling tests (Fisher beyond [`FISHER_EXACT_MAX_N`] units, bootstrap).
+    ///
+    /// NaN whenever [`degeneracy`] finds a reason (no or one unit, a NaN/±inf value, a
+    /// constant non-zero difference) — for every test alike, where the bare functions would
+    /// disagree (scipy's t-test gives 0 for a constant shift, the exact tests 1 for one
+    /// unit); such a comparison is never significant. Every `d` = 0 gives 1.
     pub fn p_value(self, d: &[f64], iterations: u64, seed: u64) -> f64 {
+        if degeneracy(d).is_some() {
+            return f64::NAN;
+        }
         match self {
             PairedTest::T => ttest_rel(d).p_value,
             PairedTest::Wilcoxon => wilcoxon(d).p_value,
@@ -355,11 +432,17 @@ pub fn fisher_randomization(d: &[f64], iterations: u64, seed: u64) -> Randomizat
 }
 
 /// Exact sign-flip randomization test = `scipy.stats.permutation_test((run, baseline),
-/// statistic=mean difference, permutation_type="samples", n_resamples=inf)` (scipy 1.17):
-/// with `T = mean(d)` and the `2ⁿ` null values `T_s = mean(s∘d)`,
-/// `p = 2·min(#{T_s ≤ T + γ}, #{T_s ≥ T − γ}) / 2ⁿ` capped at 1, where `γ = 100·ε·|T|` is
-/// scipy's tolerance for theoretically equal values. Practical for `n` up to about 24 (time
-/// and memory `2^(n/2)`). Every `d` = 0 gives 1; empty gives NaN.
+/// statistic=lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=inf)`
+/// (scipy 1.17): with `T = mean(d)` (numpy's pairwise order) and the `2ⁿ` null values
+/// `T_s = Σ(s∘d)/n` (summed left to right, as numpy reduces scipy's strided null samples),
+/// `p = 2·min(#{T_s ≤ T + γ}, #{T_s ≥ T − γ}) / 2ⁿ` capped at 1, where `γ = |100·ε·T|` is
+/// scipy's relative tolerance for theoretically equal values (`_resampling.py`:
+/// `eps = finfo.eps * 100; gamma = abs(eps * observed)`). The counts come from a
+/// meet-in-the-middle enumeration (time and memory about `2^(n/2)`, practical up to about 24
+/// units); a null value within rounding distance of a bound is recomputed exactly as scipy
+/// computes it, so a mean that is 0 up to rounding (e.g. `−6e−17` against `0`) is decided as
+/// scipy decides it. Edge cases: every `d` = 0 gives 1; one unit gives 1 (two flips, both as
+/// extreme); an empty sample or any NaN/±inf difference gives NaN.
 pub fn fisher_exact(d: &[f64]) -> Randomization {
     let n = d.len();
     if n == 0 || d.iter().any(|v| !v.is_finite()) {
@@ -394,17 +477,50 @@ pub fn fisher_exact(d: &[f64]) -> Randomization {
         s.iter().map(|v| 2.0 * v - total).collect()
     };
     let a = half_sums(&d[..h]);
-    let mut b = half_sums(&d[h..]);
-    b.sort_by(f64::total_cmp);
+    let mut b: Vec<(f64, usize)> = half_sums(&d[h..])
+        .into_iter()
+        .enumerate()
+        .map(|(mask, v)| (v, mask))
+        .collect();
+    b.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let bv: Vec<f64> = b.iter().map(|p| p.0).collect();
+    // The meet-in-the-middle sums are rounded differently from scipy's null values (numpy's
+    // `mean` of each flipped sample). They differ by less than `delta` (a bound on both
+    // rounding errors); a pair whose fast value is within `delta` of a bound is recomputed
+    // the way scipy computes it, so near-ties (a mean that is 0 up to rounding) are decided
+    // on the same floating-point values scipy compares.
+    let abs_sum: f64 = d.iter().map(|v| v.abs()).sum();
+    let delta = 4.0 * (nf + 4.0) * f64::EPSILON * abs_sum / nf;
+    // scipy evaluates the statistic on strided views of the flipped pairs, so numpy's mean
+    // of each null sample sums its elements left to right (the observed mean, from
+    // contiguous data, uses pairwise summation: `mean` above).
+    let exact = |ma: usize, mb: usize| -> f64 {
+        let mut s = 0.0f64;
+        for (i, &v) in d.iter().enumerate() {
+            let bit = if i < h { ma >> i } else { mb >> (i - h) };
+            s += if bit & 1 == 1 { v } else { -v };
+        }
+        s / nf
+    };
     let (mut le, mut ge) = (0u64, 0u64);
     let lo_bound = obs + gamma;
     let hi_bound = obs - gamma;
-    for &x in &a {
-        // (x + y)/n ≤ lo_bound  ⇔ y ≤ ..., found by binary search over sorted b; to keep the
-        // comparison on the same floating-point values scipy compares, test the boundary
-        // elements directly.
-        le += count_le(&b, |y| (x + y) / nf <= lo_bound);
-        ge += b.len() as u64 - count_le(&b, |y| (x + y) / nf < hi_bound);
+    for (ma, &x) in a.iter().enumerate() {
+        // #{T_s ≤ lo_bound}: fast values below `lo_bound − delta` surely count, those above
+        // `lo_bound + delta` surely do not; the band between is decided exactly.
+        let sure = count_le(&bv, |y| (x + y) / nf < lo_bound - delta);
+        let band = count_le(&bv, |y| (x + y) / nf <= lo_bound + delta);
+        le += sure as u64;
+        for &(_, mb) in &b[sure..band] {
+            le += u64::from(exact(ma, mb) <= lo_bound);
+        }
+        // #{T_s ≥ hi_bound}, likewise.
+        let below = count_le(&bv, |y| (x + y) / nf < hi_bound - delta);
+        let band = count_le(&bv, |y| (x + y) / nf <= hi_bound + delta);
+        ge += (bv.len() - band) as u64;
+        for &(_, mb) in &b[below..band] {
+            ge += u64::from(exact(ma, mb) >= hi_bound);
+        }
     }
     let total = (a.len() * b.len()) as u64;
     Randomization {
@@ -415,8 +531,8 @@ pub fn fisher_exact(d: &[f64]) -> Randomization {
 }
 
 /// Number of leading elements of the sorted `b` satisfying the monotone predicate `pred`.
-fn count_le(b: &[f64], pred: impl Fn(f64) -> bool) -> u64 {
-    b.partition_point(|&y| pred(y)) as u64
+fn count_le(b: &[f64], pred: impl Fn(f64) -> bool) -> usize {
+    b.partition_point(|&y| pred(y))
 }
 
 /// Monte Carlo sign-flip randomization test: `iterations` random flip patterns (pattern `r`
@@ -471,7 +587,10 @@ pub fn fisher_monte_carlo(d: &[f64], iterations: u64, seed: u64) -> Randomizatio
 /// `d − mean(d)`): for each of `iterations` resamples of the units (resample `r` from
 /// [`StatsRng::for_replicate`]`(seed, r)`), `T* = mean(resampled centred d)`;
 /// `p = (#{|T*| ≥ |T| − γ} + 1) / (iterations + 1)`. Assumes the units are independent
-/// draws; no distributional shape. Every `d` = 0 gives 1; empty gives NaN.
+/// draws; no distributional shape. Every `d` = 0 gives 1; empty, one unit, a NaN/±inf
+/// difference or a constant non-zero difference give NaN: the centred resamples are then all
+/// 0, so the add-one estimate would be `1/(iterations + 1)` — "significant" with no variance
+/// behind it.
 pub fn bootstrap_test(d: &[f64], iterations: u64, seed: u64) -> f64 {
     let n = d.len();
     if n == 0 || d.iter().any(|v| !v.is_finite()) {
@@ -479,6 +598,9 @@ pub fn bootstrap_test(d: &[f64], iterations: u64, seed: u64) -> f64 {
     }
     if all_zero(d) {
         return 1.0;
+    }
+    if n < 2 || constant_up_to_rounding(d) {
+        return f64::NAN;
     }
     let m = mean(d);
     let centred: Vec<f64> = d.iter().map(|v| v - m).collect();
@@ -592,6 +714,55 @@ mod tests {
         assert_eq!(fisher_exact(&[1.0, 2.0]).p_value, 0.5);
         // d = [1, -1]: obs 0: #{≤0} = 3, #{≥0} = 3 → p = min(1, 1.5) = 1.
         assert_eq!(fisher_exact(&[1.0, -1.0]).p_value, 1.0);
+    }
+
+    #[test]
+    fn fisher_exact_decides_near_ties_as_scipy() {
+        // x = [0.1, 0.25, 0.1, 0.25], y = [0, 0.1, 0.5, 0.1]: mean(x − y) = −6.9e−18 (0 up to
+        // rounding). scipy.stats.permutation_test(..., permutation_type="samples",
+        // n_resamples=inf) with np.mean(x − y) gives p = 1.0 (the meet-in-the-middle sums
+        // alone gave 0.875).
+        let d = differences(&[0.1, 0.25, 0.1, 0.25], &[0.0, 0.1, 0.5, 0.1]).unwrap();
+        assert_eq!(fisher_exact(&d).p_value, 1.0);
+        // x = [0.1, 0, 0.5], y = [0.2, 0.2, 0.2]: scipy 1.0 (was 0.75).
+        let d = differences(&[0.1, 0.0, 0.5], &[0.2, 0.2, 0.2]).unwrap();
+        assert_eq!(fisher_exact(&d).p_value, 1.0);
+        // One unit: two flips, both as extreme.
+        assert_eq!(fisher_exact(&[0.3]).p_value, 1.0);
+        assert!(fisher_exact(&[0.3, f64::INFINITY]).p_value.is_nan());
+    }
+
+    #[test]
+    fn degenerate_inputs_are_never_significant() {
+        // One unit or a constant shift: the bootstrap's centred resamples are all 0 and it
+        // used to give 1/(N+1).
+        assert!(bootstrap_test(&[0.2], 999, 0).is_nan());
+        assert!(bootstrap_test(&[0.2; 12], 999, 0).is_nan());
+        for t in PairedTest::ALL {
+            for d in [
+                &[0.2][..],
+                &[0.2; 12],
+                &[0.1, f64::NAN],
+                &[0.1, f64::INFINITY],
+                &[],
+            ] {
+                assert!(t.p_value(d, 99, 0).is_nan(), "{t} {d:?}");
+            }
+            assert_eq!(t.p_value(&[0.0; 5], 99, 0), 1.0);
+        }
+        assert_eq!(degeneracy(&[0.2]), Some(Degenerate::OneUnit));
+        assert_eq!(degeneracy(&[0.2, 0.2]), Some(Degenerate::ZeroVariance));
+        // A constant shift computed in floating point differs in the last bits.
+        let d = differences(&[0.3, 0.4, 0.5], &[0.1, 0.2, 0.3]).unwrap();
+        assert_ne!(d[0], d[1]);
+        assert_eq!(degeneracy(&d), Some(Degenerate::ZeroVariance));
+        assert!(PairedTest::T.p_value(&d, 9, 0).is_nan());
+        assert_eq!(
+            degeneracy(&[0.0, f64::NEG_INFINITY]),
+            Some(Degenerate::NonFinite)
+        );
+        assert_eq!(degeneracy(&[0.0, 0.0]), None);
+        assert_eq!(degeneracy(&[0.1, 0.2]), None);
     }
 
     #[test]

@@ -125,6 +125,25 @@ impl CrbSweepOptions {
                 )));
             }
         }
+        // A negative target is met by every point (the cheapest wins silently): refused. A
+        // target above 100 is kept on purpose: no point reaches it and the report says so.
+        if let Some(p) = self.target_pass_rate
+            && p < 0.0
+        {
+            return Err(SweepError::input(format!(
+                "--target-pass-rate {p}: a pass rate in percent cannot be negative (every threshold would meet it)"
+            )));
+        }
+        if let Some(c) = self.max_cost_usd
+            && c < 0.0
+        {
+            return Err(SweepError::input(format!(
+                "--max-cost-usd {c}: a cost in USD cannot be negative"
+            )));
+        }
+        if let Some(t) = &self.thresholds {
+            crate::check_thresholds(t)?;
+        }
         if let Some(f) = self.calibrate_fraction
             && !(f > 0.0 && f < 1.0)
         {
@@ -509,6 +528,7 @@ pub fn sweep<R: BufRead>(
     setup_name: &str,
     message: &mut dyn FnMut(String),
 ) -> Result<CrbSweepReport, SweepError> {
+    opts.validate()?;
     let CrbRows {
         rows,
         sample_mode,
@@ -873,6 +893,39 @@ mod tests {
             })
             .starts_with("--calibrate-on: ")
         );
+        // Issue 24: out-of-range targets, budgets and thresholds were accepted.
+        for (o, want) in [
+            (
+                CrbSweepOptions {
+                    target_pass_rate: Some(-5.0),
+                    ..Default::default()
+                },
+                "--target-pass-rate -5: a pass rate in percent cannot be negative",
+            ),
+            (
+                CrbSweepOptions {
+                    max_cost_usd: Some(-0.5),
+                    ..Default::default()
+                },
+                "--max-cost-usd -0.5: a cost in USD cannot be negative",
+            ),
+            (
+                CrbSweepOptions {
+                    thresholds: Some(vec![0.2, 75.0]),
+                    ..Default::default()
+                },
+                "--thresholds: 75 is outside [0, 1]",
+            ),
+            (
+                CrbSweepOptions {
+                    thresholds: Some(vec![-0.1]),
+                    ..Default::default()
+                },
+                "--thresholds: -0.1 is outside [0, 1]",
+            ),
+        ] {
+            assert!(bad(o).starts_with(want), "{want}");
+        }
         let q = CrbSweepOptions {
             calibrate_on: Some(r#"{"benchmark": "swebench"}"#.into()),
             ..Default::default()

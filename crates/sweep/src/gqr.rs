@@ -96,7 +96,11 @@ impl GqrSweepOptions {
     }
 
     /// Every build split the sweep reads: the test splits, then the calibration splits.
+    /// Errors also on a threshold outside `[0, 1]` ([`check_thresholds`](crate::check_thresholds)).
     pub fn wanted_splits(&self) -> Result<Vec<&'static str>, SweepError> {
+        if let Some(t) = &self.thresholds {
+            crate::check_thresholds(t)?;
+        }
         let mut wanted = vec![self.id_split(), "ood_test"];
         wanted.extend(self.calibration_splits()?);
         Ok(wanted)

@@ -31,11 +31,47 @@ pub enum SweepError {
     Data(String),
 }
 
+/// Check a threshold grid: every threshold is a probability, so a value outside `[0, 1]` (a
+/// percent, a typo) would sweep nothing meaningful and is refused, naming it.
+///
+/// # Errors
+/// [`SweepError::Input`] `--thresholds: 75 is outside [0, 1] (thresholds are probabilities)`.
+pub fn check_thresholds(thresholds: &[f64]) -> Result<(), SweepError> {
+    match thresholds
+        .iter()
+        .find(|t| !(t.is_finite() && (0.0..=1.0).contains(*t)))
+    {
+        Some(t) => Err(SweepError::input(format!(
+            "--thresholds: {t} is outside [0, 1] (thresholds are probabilities)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl SweepError {
     fn input(m: impl std::fmt::Display) -> Self {
         SweepError::Input(m.to_string())
     }
     fn data(m: impl std::fmt::Display) -> Self {
         SweepError::Data(m.to_string())
+    }
+}
+
+#[cfg(test)]
+mod edge_tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_outside_the_unit_interval_are_refused() {
+        assert!(check_thresholds(&[0.0, 0.5, 1.0]).is_ok());
+        for bad in [-0.01, 1.5, 75.0, f64::NAN] {
+            let e = check_thresholds(&[0.2, bad]).unwrap_err().to_string();
+            assert!(e.contains("is outside [0, 1]"), "{e}");
+        }
+        let g = gqr::GqrSweepOptions {
+            thresholds: Some(vec![0.1, 2.0]),
+            ..Default::default()
+        };
+        assert!(g.wanted_splits().is_err());
     }
 }

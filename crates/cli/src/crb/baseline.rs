@@ -78,11 +78,14 @@ impl Comparison {
             "metric (percent)", "run", "baseline", "delta", "CI of delta"
         ));
         for m in &self.deltas {
-            let ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+            let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
                 format!("[{}, {}]", d(m.ci.low), d(m.ci.high))
             } else {
                 "n/a".into()
             };
+            if let Some(why) = m.ci.degenerate() {
+                ci.push_str(&format!("  ({why})"));
+            }
             t.push_str(&format!(
                 "  {:<30} {:>8} {:>8} {:>8}  {ci}\n",
                 m.metric,

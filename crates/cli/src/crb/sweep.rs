@@ -149,6 +149,7 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         },
         ..opts
     };
+    opts.validate().map_err(Failure::bad_input)?;
     // Rows, as `crb eval` selects them.
     let (rows, sample_mode, _quotas) = crate::crb::select_bank_rows(
         &choice.bank,

@@ -201,6 +201,16 @@ impl Comparison {
             }
         }
         t.push_str("  (* significant after the correction)\n");
+        for m in &c.metrics {
+            if let Some(k) = &m.comparison {
+                if let Some(note) = k.note {
+                    t.push_str(&format!("  note: {}: no test ({note})\n", m.metric.name()));
+                }
+                if let Some(why) = k.ci_degenerate {
+                    t.push_str(&format!("  note: {}: CI {why}\n", m.metric.name()));
+                }
+            }
+        }
         t
     }
 }

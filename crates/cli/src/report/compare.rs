@@ -179,6 +179,21 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
     }
     plots.push(ct);
     doc.sections.push(plots);
+    // Comparisons without evidence behind them (routeval_stats): the test, the interval.
+    for (a, b, m, c) in report.comparisons() {
+        let what = format!(
+            "{} vs {} on {}",
+            report.runs[b].name, report.runs[a].name, report.measures[m]
+        );
+        if let Some(note) = c.note {
+            doc.notes.push(format!(
+                "{what}: no test ({note}); never marked significant"
+            ));
+        }
+        if let Some(d) = c.ci_degenerate {
+            doc.notes.push(format!("{what}: CI {d}"));
+        }
+    }
     doc
 }
 

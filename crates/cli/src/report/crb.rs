@@ -212,6 +212,7 @@ pub(crate) fn eval_document(
             })
             .with(ctab),
     );
+    doc.notes.extend(super::degenerate_notes(ci));
     doc
 }
 

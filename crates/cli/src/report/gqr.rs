@@ -232,6 +232,7 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
             v.missing.join(", ")
         ));
     }
+    doc.notes.extend(super::degenerate_notes(v.ci));
     doc
 }
 

@@ -121,5 +121,6 @@ pub(crate) fn document(
         doc.notes
             .push(format!("… {} more kinds of note", groups.len() - MAX_NOTES));
     }
+    doc.notes.extend(super::degenerate_notes(ci));
     doc
 }

@@ -179,5 +179,6 @@ pub(crate) fn document(
             ev.run_only_queries
         ));
     }
+    doc.notes.extend(super::degenerate_notes(ci));
     doc
 }

@@ -16,7 +16,13 @@ Both return a ``ComparisonReport``; ``report.to_dict()`` is exactly what ``route
 (sign-flip randomization, exact for <= 20 units) or ``"bootstrap"``; ``correction`` ``None`` (= ``"holm"``),
 ``"holm"``, ``"bonferroni"`` or ``"none"`` (statsmodels multipletests); ``ci=0.95`` (``None`` = no
 intervals, the CLI's ``--no-ci``), ``bootstrap=1000`` replicates, ``iterations=10000``,
-``seed=0``, ``alpha=0.05``, ``all_pairs=False``.
+``seed=42`` (the one default seed of every routeval subcommand), ``alpha=0.05``,
+``all_pairs=False``. ``iterations`` and ``bootstrap`` are at most 10**7 (as the CLI); a long
+comparison can be interrupted with Ctrl-C (``KeyboardInterrupt``).
+
+Edge cases: a comparison on one unit, on a constant difference (zero variance) or on a NaN/inf
+value has ``p_value`` ``None``, ``significant`` ``False`` and a ``note``; an interval that is
+no confidence statement has ``ci_degenerate`` (its reason).
 
 Many systems at once (at least three): ``test="tukey"`` (Tukey's HSD with the two-way
 ANOVA's MSE, scipy.stats.studentized_range) or ``test="randomized-tukey"`` (Carterette 2012,
@@ -25,11 +31,14 @@ themselves (``correction`` must then be left at ``None``); ``anova=True`` adds t
 ANOVA per measure (``report.anova``, as statsmodels' ``anova_lm``); ``risk=[1, 5]`` adds
 URisk / TRisk / GeoRisk against the baseline per loss weight (``SystemSummary.risk``).
 With a Tukey test, ``SystemSummary.letters`` holds the compact letter display.
-
+"""
 
 import json
+import math
+import numbers
 import os
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Optional
 
 from . import _native
@@ -192,9 +201,16 @@ class ComparisonReport:
         return not self._worse
 
 
+MAX_REPLICATES = 10_000_000
+"""The most ``iterations`` / ``bootstrap`` replicates accepted (the CLI's cap)."""
+
+
 def _test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk):
     if isinstance(risk, (int, float)):
         risk = [risk]
+    for name, v in (("iterations", iterations), ("bootstrap", bootstrap)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v <= MAX_REPLICATES:
+            raise CompareError(f"{name} must be an integer in 1..={MAX_REPLICATES}, got {v!r}")
     return dict(
         test=str(test),
         iterations=int(iterations),
@@ -209,6 +225,29 @@ def _test_args(test, iterations, seed, correction, alpha, ci, bootstrap, all_pai
     )
 
 
+def _unit_values(system, measure, values):
+    """The per-unit values of one system and measure as floats: real numbers only (a numeric
+    string, a bool or None is refused, not converted), finite, at least one."""
+    if isinstance(values, (str, bytes, Mapping)):
+        raise CompareError(f"system '{system}', measure {measure}: expected a list of numbers")
+    out = []
+    for u, v in enumerate(values):
+        if isinstance(v, (bool, str, bytes)) or not isinstance(v, numbers.Real):
+            raise CompareError(
+                f"system '{system}', measure {measure}: unit {u} is {v!r}, not a number"
+            )
+        x = float(v)
+        if not math.isfinite(x):
+            raise CompareError(
+                f"system '{system}', measure {measure}: unit {u} is "
+                f"{'NaN' if math.isnan(x) else x}, not a finite number"
+            )
+        out.append(x)
+    if not out:
+        raise CompareError(f"system '{system}', measure {measure}: no units")
+    return out
+
+
 def compare_runs(
     qrels_path,
     baseline_path,
@@ -221,7 +260,7 @@ def compare_runs(
     max_docs_per_topic=None,
     test="t",
     iterations=10_000,
-    seed=0,
+    seed=42,
     correction=None,
     alpha=0.05,
     ci=0.95,
@@ -267,7 +306,7 @@ def compare_scores(
     paths=None,
     test="t",
     iterations=10_000,
-    seed=0,
+    seed=42,
     correction=None,
     alpha=0.05,
     ci=0.95,
@@ -291,7 +330,7 @@ def compare_scores(
             raise CompareError(
                 f"system '{name}' has measures {list(by_measure)}, the baseline {measure_names}"
             )
-        cols = [[float(v) for v in by_measure[m]] for m in measure_names]
+        cols = [_unit_values(name, m, by_measure[m]) for m in measure_names]
         m = None
         if means is not None and name in means:
             m = [float(means[name][k]) for k in measure_names]

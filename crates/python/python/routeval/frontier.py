@@ -177,7 +177,12 @@ def ndch(points, method="hull"):
 
 
 def aiq(ndchs):
-    """RouterBench's AIQ of several NDCHs: ``(max_cost, [aiq per NDCH])``."""
+    """RouterBench's AIQ of several NDCHs: ``(max_cost, [aiq per NDCH])``. An empty list
+    (or an NDCH without points) raises ``FrontierError``: there is no cost range to
+    integrate over (it gave ``-inf``)."""
+    ndchs = [list(h) for h in ndchs]
+    if not ndchs or any(not h for h in ndchs):
+        raise FrontierError("aiq needs at least one NDCH, each with at least one point")
     return _native.frontier_aiq([[(float(c), float(q)) for c, q in h] for h in ndchs])
 
 

@@ -11,6 +11,7 @@ case file would be: dict keys become strings (a ``relevant`` mapping ``{1: 2.0}`
 """
 
 import json
+import warnings
 
 from . import _native
 
@@ -202,6 +203,7 @@ class Accumulator:
         self._options = options
         self._native = _native.NativeRagPartial(options)
         self._next = 0
+        self._spans = []
 
     def add(self, cases, *, start=None):
         """Score ``cases`` (a list of case dicts) at positions ``start, start+1, ...``.
@@ -213,6 +215,8 @@ class Accumulator:
             raise RagError(f"start must be >= 0, got {start}")
         self._native.add(_dumps(cases), list(range(start, start + len(cases))))
         self._next = max(self._next, start + len(cases))
+        if cases:
+            self._spans.append((start, start + len(cases)))
         return self
 
     def merge(self, other):
@@ -221,20 +225,44 @@ class Accumulator:
             raise TypeError(f"can only merge an Accumulator, got {type(other).__name__}")
         self._native.merge(other._native)
         self._next = max(self._next, other._next)
+        self._spans.extend(other._spans)
         return self
+
+    def missing_positions(self):
+        """``[(start, end)]`` half-open ranges of case positions below the highest one added
+        that no chunk covered (a chunk lost or not merged): empty for a whole case list."""
+        gaps, at = [], 0
+        for s, e in sorted(self._spans):
+            if s > at:
+                gaps.append((at, s))
+            at = max(at, e)
+        return gaps
 
     def __len__(self):
         return len(self._native)
 
     def result(self):
-        """The ``RagReport`` of every case added."""
-        return RagReport(self._native.report())
+        """The ``RagReport`` of every case added. Positions no chunk covered (chunks at 0
+        and 5 of two cases each leave 2..5 out) are named in ``report.notes`` and warned
+        about (``UserWarning``): the report covers fewer cases than the positions say."""
+        report = RagReport(self._native.report())
+        gaps = self.missing_positions()
+        if gaps:
+            n = sum(e - s for s, e in gaps)
+            where = ", ".join(f"{s}..{e - 1}" if e - s > 1 else f"{s}" for s, e in gaps)
+            note = (f"{n} case position(s) were never added ({where}): the report covers "
+                    f"{len(self)} of {self._next} positions")
+            report.notes = list(report.notes) + [note]
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return report
 
     def __getstate__(self):
-        return {"options": self._options, "next": self._next, "state": self._native.state()}
+        return {"options": self._options, "next": self._next, "state": self._native.state(),
+                "spans": self._spans}
 
     def __setstate__(self, state):
         self._options = state["options"]
         self._next = state["next"]
+        self._spans = list(state.get("spans", []))
         self._native = _native.NativeRagPartial(self._options)
         self._native.set_state(state["state"])

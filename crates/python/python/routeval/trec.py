@@ -17,6 +17,7 @@ Beyond pytrec_eval:
 * An evaluator keeps its measures and cut-offs across calls (pytrec_eval #22 loses them).
 """
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 
@@ -111,7 +112,12 @@ class RelevanceEvaluator:
     def evaluate(self, scores):
         """``{qid: {measure: value}}`` for every query of ``scores`` (``{qid: {docno:
         score}}``) that has judgments, in ``scores`` order. Ties are broken as trec_eval does
-        (docno descending). Can be called any number of times."""
+        (docno descending). Can be called any number of times. An empty mapping gives ``{}``;
+        ``None`` or a non-mapping raises ``TypeError`` (it gave ``{}``)."""
+        if scores is None or not isinstance(scores, Mapping):
+            raise TypeError(
+                f"scores must be a mapping {{qid: {{docno: score}}}}, got {type(scores).__name__}"
+            )
         if not scores:
             return {}
         if not isinstance(scores, dict):
@@ -122,6 +128,18 @@ class RelevanceEvaluator:
     def measure_names(self):
         """Names of the per-query values, in trec_eval's print order."""
         return self._native.value_names()
+
+
+def _qrels_fingerprint(qrels):
+    """A BLAKE2b digest of the judgments (qid, docno, relevance), order-independent: two
+    accumulators merge only when built on the same qrels."""
+    h = hashlib.blake2b(digest_size=12)
+    for q in sorted(qrels, key=str):
+        h.update(repr(str(q)).encode())
+        for d, r in sorted(qrels[q].items(), key=lambda kv: str(kv[0])):
+            h.update(repr((str(d), r)).encode())
+        h.update(b";")
+    return h.hexdigest()
 
 
 class Accumulator:
@@ -153,6 +171,7 @@ class Accumulator:
         )
         self._values = {}
         self._ev = None
+        self._qrels_fp = _qrels_fingerprint(self._config[0])
 
     def _evaluator(self):
         if self._ev is None:
@@ -178,6 +197,11 @@ class Accumulator:
             raise TypeError(f"can only merge an Accumulator, got {type(other).__name__}")
         if other._config[1:] != self._config[1:]:
             raise TrecError("cannot merge accumulators with different measures or options")
+        if other._qrels_fp != self._qrels_fp:
+            raise TrecError(
+                "cannot merge accumulators built on different qrels "
+                f"(fingerprints {self._qrels_fp} and {other._qrels_fp})"
+            )
         for pos, item in other._values.items():
             if pos in self._values:
                 raise TrecError(f"query '{item[0]}' is in both accumulators")
@@ -208,12 +232,13 @@ class Accumulator:
         return self._evaluator().summarize(ordered)
 
     def __getstate__(self):
-        return {"config": self._config, "values": self._values}
+        return {"config": self._config, "values": self._values, "qrels_fp": self._qrels_fp}
 
     def __setstate__(self, state):
         self._config = state["config"]
         self._values = state["values"]
         self._ev = None
+        self._qrels_fp = state.get("qrels_fp") or _qrels_fingerprint(self._config[0])
 
 
 def evaluate_files(

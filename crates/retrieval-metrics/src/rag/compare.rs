@@ -330,6 +330,13 @@ impl Serialize for MetricJson<'_> {
         st.serialize_field("wins", &c.map(|c| c.wins))?;
         st.serialize_field("ties", &c.map(|c| c.ties))?;
         st.serialize_field("losses", &c.map(|c| c.losses))?;
+        // Why the test or the interval has no evidence behind it (routeval_stats), if so.
+        if let Some(note) = c.and_then(|c| c.note) {
+            st.serialize_field("note", note)?;
+        }
+        if let Some(d) = c.and_then(|c| c.ci_degenerate) {
+            st.serialize_field("ci_degenerate", &d)?;
+        }
         st.end()
     }
 }

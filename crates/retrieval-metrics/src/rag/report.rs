@@ -381,6 +381,18 @@ impl routeval_core::gate::NamedMetrics for RagReport {
     fn metric_value(&self, name: &str) -> Option<f64> {
         self.metric(name).filter(|v| v.is_finite())
     }
+    /// Every RAG metric is a fraction in `[0, 1]` except the two embedding cosines
+    /// (`answer_relevance`, `answer_correctness`), which are in `[-1, 1]`.
+    fn metric_range(&self, name: &str) -> Option<routeval_core::gate::MetricRange> {
+        use routeval_core::gate::MetricRange;
+        match name {
+            "answer_relevance" | "answer_correctness" => Some(MetricRange {
+                min: -1.0,
+                ..MetricRange::FRACTION
+            }),
+            _ => Some(MetricRange::FRACTION),
+        }
+    }
 }
 
 /// Notes sharing one text (see [`RagReport::grouped_notes`]).

@@ -151,6 +151,46 @@ impl routeval_core::gate::NamedMetrics for Evaluation {
             .and_then(|(_, i)| self.summary.get(i).copied())
             .filter(|v| v.is_finite())
     }
+    /// Counts (`num_q`, `num_ret`, `num_rel`, `num_rel_ret`, `num_nonrel_judged_ret`) are
+    /// non-negative; precision/recall-style measures are fractions in `[0, 1]`; gain measures
+    /// (`ndcg*`, `dcg`, `G`, `utility`, `rbp*`), whose range depends on the qrels' gains, have
+    /// no stated range.
+    fn metric_range(&self, name: &str) -> Option<routeval_core::gate::MetricRange> {
+        use routeval_core::gate::MetricRange;
+        let m = self
+            .measures
+            .measures()
+            .iter()
+            .find(|m| m.names.iter().any(|n| n == name))?;
+        match m.id {
+            MeasureId::NumQ
+            | MeasureId::NumRet
+            | MeasureId::NumRel
+            | MeasureId::NumRelRet
+            | MeasureId::NumNonrelJudgedRet => Some(MetricRange::COUNT),
+            MeasureId::Map
+            | MeasureId::GmMap
+            | MeasureId::Rprec
+            | MeasureId::Bpref
+            | MeasureId::RecipRank
+            | MeasureId::IprecAtRecall
+            | MeasureId::P
+            | MeasureId::Recall
+            | MeasureId::GmBpref
+            | MeasureId::RprecMult
+            | MeasureId::ElevenPtAvg
+            | MeasureId::MapCut
+            | MeasureId::RelativeP
+            | MeasureId::Success
+            | MeasureId::SetP
+            | MeasureId::SetRelativeP
+            | MeasureId::SetRecall
+            | MeasureId::SetMap
+            | MeasureId::SetF
+            | MeasureId::RecipRankCut => Some(MetricRange::FRACTION),
+            _ => None,
+        }
+    }
 }
 
 impl Evaluation {

@@ -468,6 +468,18 @@ impl routeval_core::gate::NamedMetrics for ScoresV2 {
     fn metric_value(&self, name: &str) -> Option<f64> {
         self.headline(name).filter(|v| v.is_finite())
     }
+    /// Percent: pass and match rates in `[0, 100]`; the cost savings and combined scores at
+    /// most 100 and negative when failed trajectories cost more than they save.
+    fn metric_range(&self, name: &str) -> Option<routeval_core::gate::MetricRange> {
+        use routeval_core::gate::MetricRange;
+        match name {
+            "cost_savings_score_percent" | "combined_score_percent" => Some(MetricRange {
+                min: f64::NEG_INFINITY,
+                ..MetricRange::PERCENT
+            }),
+            _ => Some(MetricRange::PERCENT),
+        }
+    }
 }
 
 /// One benchmark of the top-level `by_benchmark` (§16).

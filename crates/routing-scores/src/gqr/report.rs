@@ -48,12 +48,18 @@ fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &st
 
 /// The keys `gqr score --json` prints for a GQR-Bench score (without `missing_sets`,
 /// `latency_ms` and the front end's own keys), in order: `benchmark`, `complete`,
-/// `id_accuracy`, `ood_accuracy`, `gqr_score` (`partial_gqr_score` when `partial`), `id`,
-/// `ood_per_dataset`. Without ID rows the ID numbers and the score are `null`.
+/// `partial: true` (only when `partial`), `id_accuracy`, `ood_accuracy`, `gqr_score`, `id`,
+/// `ood_per_dataset`. Without ID rows the ID numbers and the score are `null`. A partial
+/// score keeps the metric's name (`gqr_score`, so code reading the key and `--fail-under
+/// gqr_score` work on any build) and is marked by `"complete": false, "partial": true` and
+/// the report's `missing_sets`.
 pub fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value> {
     let mut report = Map::new();
     report.insert("benchmark".into(), json!("GQR-Bench"));
     report.insert("complete".into(), json!(!partial));
+    if partial {
+        report.insert("partial".into(), json!(true));
+    }
     report.insert(
         "id_accuracy".into(),
         if have_id {
@@ -64,12 +70,7 @@ pub fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value
     );
     report.insert("ood_accuracy".into(), num(s.ood_accuracy));
     report.insert(
-        if partial {
-            "partial_gqr_score"
-        } else {
-            "gqr_score"
-        }
-        .into(),
+        "gqr_score".into(),
         if have_id {
             num(s.gqr_score)
         } else {
@@ -93,23 +94,18 @@ pub fn gqr_keys(s: &GqrScore, have_id: bool, partial: bool) -> Map<String, Value
 
 /// The keys `gqr score --unseen --json` prints (without `missing_sets`, `latency_ms` and the
 /// front end's own keys): `benchmark`, `complete`, `unseen_id_accuracy`, `ood_accuracy`,
-/// `gqr_unseen_score` (`partial_gqr_unseen_score`), `unseen_id_per_dataset`,
-/// `ood_per_dataset`.
+/// `gqr_unseen_score` (its name kept when partial, with `"partial": true` after
+/// `complete`), `unseen_id_per_dataset`, `ood_per_dataset`.
 pub fn unseen_keys(s: &UnseenScore, partial: bool) -> Map<String, Value> {
     let mut report = Map::new();
     report.insert("benchmark".into(), json!("GQR-unseen"));
     report.insert("complete".into(), json!(!partial));
+    if partial {
+        report.insert("partial".into(), json!(true));
+    }
     report.insert("unseen_id_accuracy".into(), num(s.unseen_id_accuracy));
     report.insert("ood_accuracy".into(), num(s.ood_accuracy));
-    report.insert(
-        if partial {
-            "partial_gqr_unseen_score"
-        } else {
-            "gqr_unseen_score"
-        }
-        .into(),
-        num(s.gqr_unseen_score),
-    );
+    report.insert("gqr_unseen_score".into(), num(s.gqr_unseen_score));
     let obj = |v: &[(String, f64)]| -> Value {
         Value::Object(v.iter().map(|(k, x)| (k.clone(), num(*x))).collect())
     };
@@ -217,14 +213,21 @@ impl ScoreReport {
         }
     }
 
-    /// The JSON key of the score: `gqr_score`, `gqr_unseen_score` or their `partial_` forms.
+    /// The JSON key of the score: `gqr_score` or `gqr_unseen_score`, partial or not (a
+    /// partial score is flagged by `"partial": true`, not renamed).
     pub fn score_key(&self) -> &'static str {
-        match (&self.scored, self.partial) {
-            (Scored::Gqr { .. }, false) => "gqr_score",
-            (Scored::Gqr { .. }, true) => "partial_gqr_score",
-            (Scored::Unseen(_), false) => "gqr_unseen_score",
-            (Scored::Unseen(_), true) => "partial_gqr_unseen_score",
+        match &self.scored {
+            Scored::Gqr { .. } => "gqr_score",
+            Scored::Unseen(_) => "gqr_unseen_score",
         }
+    }
+
+    /// The note a gate on a partial score carries: `partial score: missing sets a, b`.
+    pub fn partial_note(&self) -> Option<String> {
+        self.partial.then(|| {
+            let sets: Vec<&str> = self.missing.iter().map(|m| m.set.as_str()).collect();
+            format!("a PARTIAL score, missing sets: {}", sets.join(", "))
+        })
     }
 
     /// `(label, JSON key, fraction)` of the three headline numbers: ID (or unseen ID)
@@ -469,7 +472,12 @@ mod tests {
             &reasons,
         );
         assert!(r.partial);
-        assert_eq!(r.score_key(), "partial_gqr_score");
+        // The metric keeps its name; the report says it is partial.
+        assert_eq!(r.score_key(), "gqr_score");
+        assert_eq!(
+            r.partial_note().as_deref(),
+            Some("a PARTIAL score, missing sets: dkhate, hate ")
+        );
         let h = r.headline();
         assert_eq!((h[0].2, h[1].2), (0.5, 0.5));
         assert_eq!(h[2].0, "PARTIAL GQR score");
@@ -479,7 +487,9 @@ mod tests {
         assert!(text.ends_with("  note: dkhate skipped: gated: needs HF_TOKEN\n"));
         let j = r.to_json();
         assert_eq!(j["complete"], json!(false));
-        assert_eq!(j["partial_gqr_score"], json!(0.5));
+        assert_eq!(j["partial"], json!(true));
+        assert_eq!(j["gqr_score"], json!(0.5));
+        assert!(j.get("partial_gqr_score").is_none());
         assert_eq!(
             j["missing_sets"],
             json!([{"set": "dkhate", "reason": "gated: needs HF_TOKEN"},
