@@ -32,8 +32,21 @@ fn releases_differ_where_trec_eval_did_and_are_named() {
     std::fs::write(&r, run).unwrap();
     let (q, r) = (q.display().to_string(), r.display().to_string());
     let value = |release: &str| -> f64 {
-        let out = routeval(&["trec", "--trec-eval", release, "-m", "iprec_at_recall.0.20", "--json", &q, &r]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = routeval(&[
+            "trec",
+            "--trec-eval",
+            release,
+            "-m",
+            "iprec_at_recall.0.20",
+            "--json",
+            &q,
+            &r,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["all"]["iprec_at_recall_0.20"].as_f64().unwrap()
     };

@@ -142,17 +142,33 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
-/// The percentile interval of replicate values at `level` (values are sorted here; NaNs are
-/// dropped and counted).
+/// [`quantile_sorted`] of `values` without sorting them all: the two order statistics it
+/// reads are selected (`select_nth_unstable`, O(n)); the same value as sorting first.
+fn quantile_select(values: &mut [f64], q: f64) -> f64 {
+    let n = values.len();
+    if n == 0 || q.is_nan() {
+        return f64::NAN;
+    }
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let i = h.floor() as usize;
+    if i + 1 >= n {
+        return values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    }
+    let (_, a, rest) = values.select_nth_unstable_by(i, f64::total_cmp);
+    let a = *a;
+    let b = rest.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
+    quantile_sorted(&[a, b], h - i as f64)
+}
+
+/// The percentile interval of replicate values at `level` (NaNs are dropped and counted).
 pub fn percentile_interval(mut values: Vec<f64>, level: f64) -> BootstrapCi {
     let replicates = values.len() as u64;
     values.retain(|v| !v.is_nan());
     let nan_replicates = replicates - values.len() as u64;
-    values.sort_by(f64::total_cmp);
     let alpha = 1.0 - level;
     BootstrapCi {
-        low: quantile_sorted(&values, alpha / 2.0),
-        high: quantile_sorted(&values, 1.0 - alpha / 2.0),
+        low: quantile_select(&mut values, alpha / 2.0),
+        high: quantile_select(&mut values, 1.0 - alpha / 2.0),
         level,
         replicates,
         nan_replicates,
@@ -266,6 +282,35 @@ const IN_MEMORY_VALUES: u64 = 1 << 22;
 /// Replicates per block of [`bootstrap_mean_ci_table`].
 const TABLE_BLOCK: usize = 8;
 
+/// Percentile CIs of the mean differences `mean_b − mean_a` for every `(a, b)` of `pairs`,
+/// from one paired bootstrap of the columns of `rows` (the layout of
+/// [`bootstrap_mean_ci_table`]: `rows[u * k + j]` = column `j` on unit `u`). Each replicate
+/// resamples the units once (the same draws as [`bootstrap_mean_ci_table`]), computes every
+/// column's mean and takes the pairs' differences, so `P` pairs of `k` columns cost one pass
+/// over `k` columns instead of `P`: the CIs of every pair of many systems (`routeval compare
+/// --test tukey`). A difference of means equals the mean of the differences up to float
+/// rounding order. Out-of-range pair indices give NaN intervals.
+pub fn bootstrap_mean_diff_ci_table(
+    rows: &[f64],
+    n_units: usize,
+    k: usize,
+    pairs: &[(usize, usize)],
+    replicates: u64,
+    seed: u64,
+    level: f64,
+) -> Vec<BootstrapCi> {
+    mean_table_impl(
+        rows,
+        n_units,
+        k,
+        Some(pairs),
+        replicates,
+        seed,
+        level,
+        IN_MEMORY_VALUES,
+    )
+}
+
 fn mean_ci_table_with_limit(
     rows: &[f64],
     n_units: usize,
@@ -275,6 +320,24 @@ fn mean_ci_table_with_limit(
     level: f64,
     in_memory: u64,
 ) -> Vec<BootstrapCi> {
+    mean_table_impl(rows, n_units, k, None, replicates, seed, level, in_memory)
+}
+
+/// The kernel of [`bootstrap_mean_ci_table`] (`pairs` = `None`: one interval per column) and
+/// [`bootstrap_mean_diff_ci_table`] (one interval per pair of columns).
+#[allow(clippy::too_many_arguments)]
+fn mean_table_impl(
+    rows: &[f64],
+    n_units: usize,
+    k: usize,
+    pairs: Option<&[(usize, usize)]>,
+    replicates: u64,
+    seed: u64,
+    level: f64,
+    in_memory: u64,
+) -> Vec<BootstrapCi> {
+    // Statistics per replicate: the columns' means, or the pairs' differences of them.
+    let k_out = pairs.map_or(k, <[(usize, usize)]>::len);
     // Replicates are processed in blocks of `B`: the counts of a block's replicates are drawn
     // first, then the table is read once for the whole block (B times less memory traffic
     // than one pass per replicate). Replicate r always draws from its own stream, so a block
@@ -282,38 +345,89 @@ fn mean_ci_table_with_limit(
     const B: usize = TABLE_BLOCK;
     let reps = replicates as usize;
     let blocks = reps.div_ceil(B);
-    let block = |b: usize, (idx, counts): &mut (Vec<usize>, Vec<u32>), out: &mut Vec<f64>| {
-        let lo = b * B;
-        let m = B.min(reps - lo);
-        out.clear();
-        out.resize(m * k, 0.0);
-        if n_units == 0 || rows.len() < n_units * k {
-            out.fill(f64::NAN);
-            return;
-        }
-        // counts[u * B + t] = draws of unit u in replicate lo + t.
-        counts.fill(0);
-        for t in 0..m {
-            StatsRng::for_replicate(seed, (lo + t) as u64).fill_indices(n_units, idx);
-            for &u in idx.iter() {
-                counts[u * B + t] += 1;
+    // The column means of the block's replicates into `out` (replicate-major, `k` each).
+    let column_means =
+        |lo: usize, m: usize, idx: &mut Vec<usize>, counts: &mut Vec<u32>, out: &mut Vec<f64>| {
+            out.clear();
+            out.resize(m * k, 0.0);
+            if n_units == 0 || rows.len() < n_units * k {
+                out.fill(f64::NAN);
+                return;
             }
-        }
-        for (row, c) in rows.chunks_exact(k).zip(counts.chunks_exact(B)) {
-            for (o, &ct) in out.chunks_exact_mut(k).zip(c) {
-                if ct != 0 {
-                    let w = ct as f64;
-                    for (x, v) in o.iter_mut().zip(row) {
-                        *x += w * v;
+            // counts[u * B + t] = draws of unit u in replicate lo + t.
+            counts.fill(0);
+            for t in 0..m {
+                StatsRng::for_replicate(seed, (lo + t) as u64).fill_indices(n_units, idx);
+                for &u in idx.iter() {
+                    counts[u * B + t] += 1;
+                }
+            }
+            for (row, c) in rows.chunks_exact(k).zip(counts.chunks_exact(B)) {
+                for (o, &ct) in out.chunks_exact_mut(k).zip(c) {
+                    if ct != 0 {
+                        let w = ct as f64;
+                        for (x, v) in o.iter_mut().zip(row) {
+                            *x += w * v;
+                        }
                     }
                 }
             }
+            let nf = n_units as f64;
+            out.iter_mut().for_each(|x| *x /= nf);
+        };
+    let block = |b: usize,
+                 (idx, counts, means): &mut (Vec<usize>, Vec<u32>, Vec<f64>),
+                 out: &mut Vec<f64>| {
+        let lo = b * B;
+        let m = B.min(reps - lo);
+        let Some(p) = pairs else {
+            column_means(lo, m, idx, counts, out);
+            return;
+        };
+        column_means(lo, m, idx, counts, means);
+        out.clear();
+        for t in 0..m {
+            let row = &means[t * k..(t + 1) * k];
+            out.extend(p.iter().map(|&(a, b)| match (row.get(a), row.get(b)) {
+                (Some(x), Some(y)) => y - x,
+                _ => f64::NAN,
+            }));
         }
-        let nf = n_units as f64;
-        out.iter_mut().for_each(|x| *x /= nf);
     };
-    let init = || (vec![0usize; n_units], vec![0u32; n_units * B]);
+    let init = || (vec![0usize; n_units], vec![0u32; n_units * B], Vec::new());
     let with_units = |v: Vec<BootstrapCi>| v.into_iter().map(|c| c.with_units(n_units)).collect();
+    if let Some(p) = pairs
+        && replicates.saturating_mul(k as u64) <= in_memory
+    {
+        // Keep every replicate's column means (replicates × k values, however many pairs)
+        // and take each pair's differences from them.
+        let means: Vec<f64> = (0..blocks)
+            .into_par_iter()
+            .map_init(
+                || (init(), Vec::new()),
+                |((idx, counts, _), out), b| {
+                    let lo = b * B;
+                    column_means(lo, B.min(reps - lo), idx, counts, out);
+                    out.clone()
+                },
+            )
+            .flatten_iter()
+            .collect();
+        return with_units(
+            p.par_iter()
+                .map(|&(a, b)| {
+                    let v: Vec<f64> = (0..reps)
+                        .map(|r| match (means.get(r * k + a), means.get(r * k + b)) {
+                            (Some(x), Some(y)) if a < k && b < k => y - x,
+                            _ => f64::NAN,
+                        })
+                        .collect();
+                    percentile_interval(v, level)
+                })
+                .collect(),
+        );
+    }
+    let k = k_out;
     if replicates.saturating_mul(k as u64) > in_memory {
         return with_units(streamed_intervals(
             replicates, blocks, k, level, init, block,
@@ -736,6 +850,56 @@ mod tests {
         assert_eq!(a, b);
         let c = mean_ci(&v, 200, 10, 0.95);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn selected_quantiles_equal_sorted_quantiles() {
+        let mut rng = StatsRng::for_replicate(5, 0);
+        for n in [1usize, 2, 3, 10, 39, 40, 41, 1000] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| if i % 7 == 0 { 0.5 } else { rng.unit_f64() })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            for q in [0.0, 0.025, 0.05, 0.5, 0.95, 0.975, 1.0] {
+                let mut w = v.clone();
+                assert_eq!(
+                    quantile_select(&mut w, q).to_bits(),
+                    quantile_sorted(&sorted, q).to_bits(),
+                    "n={n} q={q}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn pair_differences_of_column_means_equal_means_of_differences() {
+        // 3 columns × 40 units; pairs (0,1), (0,2), (2,1).
+        let n = 40;
+        let k = 3;
+        let rows: Vec<f64> = (0..n * k)
+            .map(|i| ((i * 37 % 101) as f64) / 101.0)
+            .collect();
+        let pairs = [(0usize, 1usize), (0, 2), (2, 1)];
+        let got = bootstrap_mean_diff_ci_table(&rows, n, k, &pairs, 500, 9, 0.9);
+        let mut diffs = vec![0.0; n * pairs.len()];
+        for u in 0..n {
+            for (p, &(a, b)) in pairs.iter().enumerate() {
+                diffs[u * pairs.len() + p] = rows[u * k + b] - rows[u * k + a];
+            }
+        }
+        let want = bootstrap_mean_ci_table(&diffs, n, pairs.len(), 500, 9, 0.9);
+        assert_eq!(got.len(), 3);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g.low - w.low).abs() < 1e-12 && (g.high - w.high).abs() < 1e-12,
+                "{g:?} {w:?}"
+            );
+            assert!(g.high > g.low);
+        }
+        // Out-of-range columns: NaN, not a panic.
+        let bad = bootstrap_mean_diff_ci_table(&rows, n, k, &[(0, 7)], 50, 9, 0.9);
+        assert!(bad[0].low.is_nan());
     }
 
     #[test]

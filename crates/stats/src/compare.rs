@@ -522,6 +522,32 @@ pub fn compare_systems(
         .collect();
     // CIs of every mean difference from the same resamples (rows = units, columns = jobs).
     let cis: Option<Vec<crate::BootstrapCi>> = opts.ci_level.map(|level| {
+        if opts.family.is_some() {
+            // Every pair of k systems: resample the systems' columns once and take the
+            // pairs' differences (k·m columns instead of k(k − 1)/2·m).
+            let cols = k * n_m;
+            let mut rows = vec![0.0f64; n_units * cols];
+            for (i, s) in systems.iter().enumerate() {
+                for (m, col) in s.scores.iter().enumerate() {
+                    for (u, v) in col.iter().enumerate() {
+                        rows[u * cols + m * k + i] = *v;
+                    }
+                }
+            }
+            let pair_cols: Vec<(usize, usize)> = jobs
+                .iter()
+                .map(|&(p, m)| (m * k + pairs[p].0, m * k + pairs[p].1))
+                .collect();
+            return crate::bootstrap::bootstrap_mean_diff_ci_table(
+                &rows,
+                n_units,
+                cols,
+                &pair_cols,
+                opts.ci_replicates,
+                opts.seed,
+                level,
+            );
+        }
         let k = jobs.len();
         let mut rows = vec![0.0f64; n_units * k];
         for (j, d) in diffs.iter().enumerate() {

@@ -50,8 +50,8 @@ pub use anova::{
 pub use binomial::{binom_test_half, mcnemar_exact};
 pub use bootstrap::{
     BootstrapCi, DegenerateInterval, MIN_RESAMPLING_UNITS, bootstrap_ci, bootstrap_ci_multi,
-    bootstrap_mean_ci_table, bootstrap_replicates, mean_ci, percentile_interval,
-    stratified_bootstrap_ci, stratified_bootstrap_replicates,
+    bootstrap_mean_ci_table, bootstrap_mean_diff_ci_table, bootstrap_replicates, mean_ci,
+    percentile_interval, stratified_bootstrap_ci, stratified_bootstrap_replicates,
 };
 pub use compare::{
     CompareOptions, Comparison, ComparisonReport, FamilyTest, PairReport, SystemScores,

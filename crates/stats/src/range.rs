@@ -100,7 +100,14 @@ pub fn range_tail(w: f64, k: u32) -> f64 {
             let a = big_phi(z);
             let c = big_phi(z - w);
             let b = normal_between(z - w, z);
-            let sum = geometric_sum(a, b, m);
+            // Σ aⁱ b^{m−i} = (a^{m+1} − b^{m+1}) / (a − b), a − b = c; the closed form loses
+            // at most a few digits while c ≥ a/1000 (relative error ≈ ε·a/((m + 1)·c)), else
+            // the sum term by term.
+            let sum = if c >= 1e-3 * a && c > 0.0 {
+                (a.powi(m as i32 + 1) - b.powi(m as i32 + 1)) / c
+            } else {
+                geometric_sum(a, b, m)
+            };
             total += wt * 0.5 * h * phi(z) * c * sum;
         }
     }
@@ -123,8 +130,9 @@ fn geometric_sum(a: f64, b: f64, m: u32) -> f64 {
 #[derive(Debug, Clone)]
 struct TailTable {
     k: u32,
-    /// Coefficients, `ORDER` per segment.
-    coef: Vec<f64>,
+    /// Chebyshev coefficients per segment of width [`SEG`], each computed on first use (a
+    /// Tukey table needs the segments up to its largest `q · s` only).
+    segments: Vec<std::sync::OnceLock<[f64; ORDER]>>,
 }
 
 const SEG: f64 = 0.25;
@@ -134,43 +142,34 @@ const ORDER: usize = 12;
 impl TailTable {
     fn new(k: u32) -> TailTable {
         let segs = (W_MAX / SEG) as usize;
-        let mut coef = vec![0.0; segs * ORDER];
-        let nodes: Vec<f64> = (0..ORDER)
-            .map(|j| (std::f64::consts::PI * (j as f64 + 0.5) / ORDER as f64).cos())
-            .collect();
-        let chunks: Vec<(usize, Vec<f64>)> = {
-            use rayon::prelude::*;
-            (0..segs)
-                .into_par_iter()
-                .map(|s| {
-                    let a = s as f64 * SEG;
-                    let vals: Vec<f64> = nodes
-                        .iter()
-                        .map(|t| {
-                            let w = a + 0.5 * SEG * (1.0 + t);
-                            range_tail(w, k).max(f64::MIN_POSITIVE).ln()
-                        })
-                        .collect();
-                    let mut c = vec![0.0; ORDER];
-                    for (i, ci) in c.iter_mut().enumerate() {
-                        let mut acc = 0.0;
-                        for (j, v) in vals.iter().enumerate() {
-                            acc += v
-                                * (std::f64::consts::PI * i as f64 * (j as f64 + 0.5)
-                                    / ORDER as f64)
-                                    .cos();
-                        }
-                        *ci = acc * 2.0 / ORDER as f64;
-                    }
-                    c[0] *= 0.5;
-                    (s, c)
-                })
-                .collect()
-        };
-        for (s, c) in chunks {
-            coef[s * ORDER..(s + 1) * ORDER].copy_from_slice(&c);
+        TailTable {
+            k,
+            segments: (0..segs).map(|_| std::sync::OnceLock::new()).collect(),
         }
-        TailTable { k, coef }
+    }
+
+    /// The interpolant of `ln(1 − W)` on segment `s`.
+    fn segment(&self, s: usize) -> &[f64; ORDER] {
+        self.segments[s].get_or_init(|| {
+            let a = s as f64 * SEG;
+            let mut vals = [0.0; ORDER];
+            for (j, v) in vals.iter_mut().enumerate() {
+                let t = (std::f64::consts::PI * (j as f64 + 0.5) / ORDER as f64).cos();
+                let w = a + 0.5 * SEG * (1.0 + t);
+                *v = range_tail(w, self.k).max(f64::MIN_POSITIVE).ln();
+            }
+            let mut c = [0.0; ORDER];
+            for (i, ci) in c.iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for (j, v) in vals.iter().enumerate() {
+                    acc += v
+                        * (std::f64::consts::PI * i as f64 * (j as f64 + 0.5) / ORDER as f64).cos();
+                }
+                *ci = acc * 2.0 / ORDER as f64;
+            }
+            c[0] *= 0.5;
+            c
+        })
     }
 
     /// `1 − W(w)` from the table.
@@ -181,10 +180,10 @@ impl TailTable {
         if w >= W_MAX {
             return 0.0;
         }
-        let s = ((w / SEG) as usize).min(self.coef.len() / ORDER - 1);
+        let s = ((w / SEG) as usize).min(self.segments.len() - 1);
         let a = s as f64 * SEG;
         let t = 2.0 * (w - a) / SEG - 1.0;
-        let c = &self.coef[s * ORDER..(s + 1) * ORDER];
+        let c = self.segment(s);
         // Clenshaw.
         let (mut b1, mut b2) = (0.0, 0.0);
         for &ci in c.iter().skip(1).rev() {
