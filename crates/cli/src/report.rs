@@ -123,6 +123,8 @@ pub(crate) fn degenerate_notes(ci: Option<&routeval_stats::Intervals>) -> Vec<St
     })
 }
 
+/// The provenance block of a report: the command line, the inputs noted so far (sizes and
+/// blake3, or a note that stdin was read), the version and the date (IO at the edge).
 pub(crate) fn provenance(stdin_used: bool) -> Provenance {
     // The program as its file name (not the path it was run from), then the arguments.
     let args: Vec<String> = std::env::args_os()
