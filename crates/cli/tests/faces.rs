@@ -74,7 +74,6 @@ enum Fmt {
     P2,
     Pct,
     Int,
-    Raw,
 }
 
 fn fmt(v: &Value, f: Fmt) -> String {
@@ -87,7 +86,6 @@ fn fmt(v: &Value, f: Fmt) -> String {
         Fmt::P2 => format!("{x:.2}"),
         Fmt::Pct => format!("{:.2}", x * 100.0),
         Fmt::Int => format!("{}", x as i64),
-        Fmt::Raw => format!("{x}"),
     }
 }
 
@@ -355,24 +353,17 @@ fn check(case: &Case, f: &Faces) -> Vec<String> {
             bad.push(format!("{name}: caveat {c:?} is not in --json"));
         }
     }
+    let optimistic = html_caveats.iter().any(|c| c.contains("optimistic"))
+        && head.iter().any(|(l, _)| l.contains("optimistic"));
+    let held_out = head.iter().any(|(l, _)| l.contains("held-out"));
     match case.calibrated {
-        Some(false) => {
-            if !html_caveats.iter().any(|c| c.contains("optimistic"))
-                || !head.iter().any(|(l, _)| l.contains("optimistic"))
-            {
-                bad.push(format!(
-                    "{name}: τ chosen on the rows it reports, but no headline or caveat says optimistic ({head:?}, {html_caveats:?})"
-                ));
-            }
-        }
-        Some(true) => {
-            if !head.iter().any(|(l, _)| l.contains("held-out")) {
-                bad.push(format!(
-                    "{name}: calibrated, but the headline does not quote the held-out rows: {head:?}"
-                ));
-            }
-        }
-        None => {}
+        Some(false) if !optimistic => bad.push(format!(
+            "{name}: τ chosen on the rows it reports, but no headline or caveat says optimistic ({head:?}, {html_caveats:?})"
+        )),
+        Some(true) if !held_out => bad.push(format!(
+            "{name}: calibrated, but the headline does not quote the held-out rows: {head:?}"
+        )),
+        _ => {}
     }
     // Notes of the reports: in the other report and in the text output or on stderr.
     let html_notes = html_elements(&f.html, "<li>", "</li>");
@@ -855,7 +846,7 @@ fn plots_are_readable() {
         let html = std::fs::read_to_string(&path).unwrap();
         for (k, svg) in svgs(&html).iter().enumerate() {
             for (size, _, text) in &svg.texts {
-                if !(*size >= 11.0) {
+                if size.is_nan() || *size < 11.0 {
                     bad.push(format!(
                         "{} plot {k}: text {text:?} at {size} px",
                         case.name
