@@ -677,15 +677,31 @@ fn eval(a: EvalArgs) -> CmdResult {
     if let Some(c) = &comparison {
         summary.insert("baseline".into(), c.to_json());
     }
+    let table = routeval_routing_scores::crb::table::EvalTable::new(
+        &a.predictor,
+        sample_mode,
+        records.len() as u64,
+        records.iter().filter(|r| r.is_error()).count() as u64,
+        &m,
+    )
+    .with_tokenizers(setup.name(), &toks.fallbacks)
+    .with_public_bank(choice.public.as_deref());
     let md = a.format == crate::report::TextFormat::Md;
     let report = (md || a.html.html.is_some()).then(|| {
-        crate::report::crb::eval_document(
+        let mut doc = crate::report::crb::eval_document(
             &m,
             &records,
             &a.predictor,
             &bank_name,
             intervals.as_ref(),
-        )
+            &table.tokenizers,
+            &toks.fallbacks,
+        );
+        // The same block the table prints under it and --json holds as "baseline".
+        if let Some(c) = &comparison {
+            doc.sections.push(c.section());
+        }
+        doc
     });
     let stdin_used = crate::report::uses_stdin([bank_path.as_path()]);
     if let Some(doc) = &report {
@@ -701,16 +717,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     } else if let (true, Some(doc)) = (md, &report) {
         crate::report::markdown(doc, stdin_used)
     } else {
-        let mut t = routeval_routing_scores::crb::table::EvalTable::new(
-            &a.predictor,
-            sample_mode,
-            records.len() as u64,
-            records.iter().filter(|r| r.is_error()).count() as u64,
-            &m,
-        )
-        .with_tokenizers(setup.name(), &toks.fallbacks)
-        .with_public_bank(choice.public.as_deref())
-        .render_text();
+        let mut t = table.render_text();
         if let Some(iv) = &intervals {
             t.push('\n');
             t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));

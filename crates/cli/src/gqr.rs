@@ -979,6 +979,16 @@ fn score(a: ScoreArgs) -> CmdResult {
                 doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
             }
         }
+        // The same block the table prints under it and --json holds as "baseline".
+        if let Some((name, level, c)) = &comparison {
+            doc.sections.push(baseline_section(
+                name,
+                *level,
+                a.ci.replicates(),
+                a.seed(),
+                c,
+            ));
+        }
         doc
     });
     let stdin_used = crate::report::uses_stdin(inputs.iter().copied());
@@ -1058,6 +1068,74 @@ fn pval(p: f64) -> String {
     }
 }
 
+/// `gqr score --baseline`'s report section (`--format md`, `--html`): the cells of
+/// [`baseline_table`] as two tables (per set; the paired bootstrap CIs of the deltas).
+fn baseline_section(
+    name: &str,
+    level: f64,
+    replicates: u64,
+    seed: u64,
+    c: &routeval_routing_scores::gqr::GqrComparison,
+) -> routeval_report::Section {
+    let mut st = routeval_report::Table::new([
+        "set",
+        "accuracy (%)",
+        "baseline (%)",
+        "delta",
+        "only run",
+        "only base",
+        "p",
+        "p (Holm)",
+    ])
+    .caption(format!(
+        "Per set: McNemar exact test on the discordant rows, Holm over {} sets",
+        c.sets.len()
+    ));
+    for s in &c.sets {
+        st.row([
+            set_name(&s.set),
+            pct(s.accuracy),
+            pct(s.baseline_accuracy),
+            pp(s.delta),
+            s.mcnemar.b.to_string(),
+            s.mcnemar.c.to_string(),
+            pval(s.mcnemar.p_value),
+            pval(s.p_adjusted),
+        ]);
+    }
+    let mut mt =
+        routeval_report::Table::new(["metric", "run (%)", "baseline (%)", "delta", "CI of delta"])
+            .caption(format!(
+                "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed})",
+                crate::ci::level_label(level)
+            ));
+    for m in &c.metrics {
+        mt.row([
+            m.metric.clone(),
+            pct(m.value),
+            pct(m.baseline),
+            pp(m.delta),
+            delta_ci(m),
+        ]);
+    }
+    routeval_report::Section::new(format!("vs baseline {name} (paired on the same rows)"))
+        .with(st)
+        .with(mt)
+}
+
+/// A delta's CI in percentage points (`n/a` without finite bounds).
+fn delta_ci(m: &routeval_stats::MetricDelta) -> String {
+    let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
+    } else {
+        "n/a".into()
+    };
+    if let Some(d) = m.ci.degenerate() {
+        ci.push_str(&format!("  ({d})"));
+    }
+    ci
+}
+
 /// `gqr score --baseline`'s text block under the table.
 fn baseline_table(
     name: &str,
@@ -1105,14 +1183,7 @@ fn baseline_table(
         crate::ci::level_label(level)
     ));
     for m in &c.metrics {
-        let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
-            format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
-        } else {
-            "n/a".into()
-        };
-        if let Some(d) = m.ci.degenerate() {
-            ci.push_str(&format!("  ({d})"));
-        }
+        let ci = delta_ci(m);
         t.push_str(&format!(
             "  {:<30} {} vs {}: {}  {ci}\n",
             m.metric,

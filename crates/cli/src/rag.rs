@@ -1080,8 +1080,14 @@ fn write_outputs(
         ("--html", args.html.as_deref().map(Path::new)),
     ])
     .map_err(OutError::Fatal)?;
-    let doc = (md || args.html.is_some())
-        .then(|| crate::report::rag::document(report, &input, weakest, intervals));
+    let doc = (md || args.html.is_some()).then(|| {
+        let mut doc = crate::report::rag::document(report, &input, weakest, intervals);
+        // The same block the text prints under the summary and --json holds as "baseline".
+        if let Some(c) = comparison {
+            doc.sections.push(c.section());
+        }
+        doc
+    });
     if let (Some(path), Some(doc)) = (&args.html, &doc) {
         let html = crate::report::HtmlArg {
             html: Some(PathBuf::from(path)),

@@ -220,6 +220,18 @@ pub(crate) fn f4(x: f64) -> String {
     }
 }
 
+/// A threshold as a plot label, `τ = 0.7` (at most 6 decimals, trailing zeros dropped, so
+/// `0.7000000000000001` reads `0.7`; the tables keep the full value).
+pub(crate) fn tau_label(t: f64) -> String {
+    let s = format!("{t:.6}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    format!("τ = {s}")
+}
+
 /// A fraction as a percentage with 2 decimals (`n/a` when not finite).
 pub(crate) fn pct(x: f64) -> String {
     if x.is_finite() {
@@ -239,6 +251,13 @@ mod tests {
         assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(iso8601(1_796_140_800 + 3661), "2026-12-01T17:01:01Z");
         assert_eq!(iso8601(-1), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn tau_labels_carry_no_float_noise() {
+        assert_eq!(tau_label(0.7000000000000001), "τ = 0.7");
+        assert_eq!(tau_label(1.0), "τ = 1");
+        assert_eq!(tau_label(0.125), "τ = 0.125");
     }
 
     #[test]

@@ -135,6 +135,12 @@ def test_crb_sweep_table_and_typed_report():
     assert report.rows == 8 and report.frontier["y"] == "case_pass_rate_percent"
     assert report.aiq == report.to_dict()["frontier"]["aiq"]
     assert report.to_dict() is not report.to_dict()  # a fresh copy each time
+    # The headline every face prints: chosen on the same rows, so flagged optimistic.
+    assert report.headline == report.to_dict()["headline"]
+    assert report.headline[1]["label"] == "case_pass_rate_percent (%), same rows: optimistic"
+    assert report.headline[1]["text"] == "87.50"
+    assert any("optimistic" in c for c in report.caveats)
+    assert all(f"caveat: {c}" in table for c in report.caveats)
     pd = pytest.importorskip("pandas")
     frame = report.to_frame()
     assert isinstance(frame, pd.DataFrame) and len(frame) == 11
@@ -316,6 +322,9 @@ def test_gqr_sweep_typed_report(gqr_build):
     # Issue 24: a partial score keeps its name (the README's g.points[0]["gqr_score"]).
     assert all(p["gqr_score"] is not None and p["partial"] is True for p in r.points)
     assert all("partial_gqr_score" not in p for p in r.points)
+    # Calibrated: the headline quotes the held-out test sets at τ.
+    assert any("held-out test sets" in h["label"] for h in r.headline)
+    assert any(c.startswith("PARTIAL") for c in r.caveats)
 
 
 @pytest.mark.parametrize("args,kwargs", [

@@ -63,7 +63,8 @@ fn table(out: &mut String, t: &Table) {
     out.push('\n');
 }
 
-/// Render a document as Markdown: `#` title, a headline table, `##` sections with tables
+/// Render a document as Markdown: `#` title, a headline table, its caveats (one quoted
+/// `**Caveat:**` line each), `##` sections with tables
 /// (plots appear as their title only: their numbers are in the section's tables), notes and
 /// provenance.
 pub fn render_markdown(doc: &Document) -> String {
@@ -78,6 +79,9 @@ pub fn render_markdown(doc: &Document) -> String {
             t.row([h.label.as_str(), h.value.as_str()]);
         }
         table(&mut out, &t);
+    }
+    for c in &doc.caveats {
+        let _ = writeln!(out, "> **Caveat:** {}\n", escape(c));
     }
     for s in &doc.sections {
         let _ = writeln!(out, "## {}\n", escape(&s.title));

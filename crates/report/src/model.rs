@@ -13,6 +13,10 @@ pub struct Document {
     pub subtitle: Option<String>,
     /// The numbers a reader looks at first, in order (each also appears in a table).
     pub headline: Vec<Headline>,
+    /// What qualifies the headline (e.g. "τ chosen on the rows it is reported on: optimistic"),
+    /// shown right under it by every renderer. Front ends copy these from the typed report, so
+    /// a caveat printed by the text table is never missing from the Markdown or HTML.
+    pub caveats: Vec<String>,
     /// Sections in reading order.
     pub sections: Vec<Section>,
     /// Notes of the run (warnings, caveats), shown after the sections.
@@ -270,6 +274,11 @@ pub enum XyStyle {
     Points,
     /// A polyline with markers.
     LinePoints,
+    /// A step function sampled at the points (sorted by x): the value at each x holds on
+    /// (previous x, x], so the line rises or falls vertically at the previous x and runs
+    /// horizontally to the next (the threshold sweeps' metrics, which change only where τ
+    /// passes a score: a row is routed up when its probability is below τ).
+    Step,
 }
 
 /// One series of an xy plot.
@@ -281,6 +290,9 @@ pub struct XySeries {
     pub points: Vec<(f64, f64)>,
     /// Line, points or both.
     pub style: XyStyle,
+    /// A label per point (e.g. its threshold `τ = 0.4`), drawn next to it; empty = none.
+    /// Labels that would overlap one already drawn are left out (the table has them all).
+    pub labels: Vec<String>,
     /// Palette index ([`crate::OKABE_ITO`]) to draw with; `None` = the series' position, so
     /// a system's line and points can share a colour.
     pub colour: Option<usize>,

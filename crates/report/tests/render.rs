@@ -54,6 +54,7 @@ fn sample() -> Document {
                 points: vec![(0.0, 0.2), (1.0, 0.6), (f64::INFINITY, 1.0)],
                 style: XyStyle::LinePoints,
                 colour: None,
+                labels: vec!["τ = 0".into(), "τ = 1".into(), "τ = ∞".into()],
             }],
             vlines: vec![RefLine {
                 at: 0.5,
@@ -83,6 +84,7 @@ fn sample() -> Document {
         title: "routeval sample <report>".into(),
         subtitle: Some("two sets & one plot of each kind".into()),
         headline: vec![Headline::new("accuracy", "0.8667")],
+        caveats: vec!["a caveat <b>".into()],
         sections: vec![
             Section::new("Sets").with(bars).with(t),
             Section::new("Latency").with(hist),
@@ -270,6 +272,7 @@ fn empty_and_non_finite_plots_do_not_fail() {
                             points: vec![(f64::NAN, 1.0)],
                             style: XyStyle::Line,
                             colour: None,
+                            labels: vec![],
                         }],
                         vlines: vec![],
                         hlines: vec![],

@@ -380,11 +380,20 @@ pub struct CrbSweepReport {
     pub chosen_text: String,
     /// `--json`'s `routeval_tokenizers` block (`{"setup", "encoders", "fallbacks"}`).
     pub tokenizers: Value,
+    /// The figures to quote, in order: with a chosen τ, τ and the pass rate and cost at it on
+    /// the **held-out** rows when calibrating (labelled `held-out (N rows)`), else on the same
+    /// rows (labelled `same rows: optimistic`); then the AIQ of the swept rows.
+    pub headline: Vec<crate::Figure>,
+    /// What qualifies the headline (a choice that saw the rows it is reported on, a curve
+    /// traced on calibration rows only, no threshold satisfying the rule); every face prints
+    /// them.
+    pub caveats: Vec<String>,
 }
 
 impl CrbSweepReport {
     /// `routeval crb sweep --json`: `{"bank", "bank_source"?, "scores", "sample_mode",
-    /// "rule", "swept_rows", "rows", "points", "frontier", "chosen", "routeval_tokenizers"}`.
+    /// "rule", "swept_rows", "rows", "points", "frontier", "chosen", "headline" ([`crate::
+    /// figures_json`] of [`headline`](Self::headline)), "caveats", "routeval_tokenizers"}`.
     pub fn to_json(&self) -> Value {
         let mut o = Map::new();
         o.insert("bank".into(), json!(self.bank));
@@ -428,6 +437,8 @@ impl CrbSweepReport {
             }),
         );
         o.insert("chosen".into(), self.chosen.clone());
+        o.insert("headline".into(), crate::figures_json(&self.headline));
+        o.insert("caveats".into(), json!(self.caveats));
         o.insert("routeval_tokenizers".into(), self.tokenizers.clone());
         Value::Object(o)
     }
@@ -501,6 +512,7 @@ impl CrbSweepReport {
             self.pareto.len()
         );
         t.push_str(&self.chosen_text);
+        t.push_str(&crate::headline_text(&self.headline, &self.caveats));
         t
     }
 }
@@ -737,8 +749,19 @@ pub fn sweep<R: BufRead>(
     };
     let mut chosen_text = String::new();
     let mut chosen_tau: Option<f64> = None;
+    let mut headline: Vec<crate::Figure> = Vec::new();
+    let mut caveats: Vec<String> = Vec::new();
+    let pct_label = format!("{} (%)", pass_rate.key());
     let chosen = match rule {
-        None => Value::Null,
+        None => {
+            if calib_traj.is_some() {
+                caveats.push(format!(
+                    "the curve and the AIQ are the {} calibration rows; give --target-pass-rate or --max-cost-usd to report the held-out rows at a chosen τ",
+                    cal.records.len()
+                ));
+            }
+            Value::Null
+        }
         Some((name, value, pick)) => {
             let curve: Vec<(f64, f64, f64)> = grid
                 .iter()
@@ -752,6 +775,9 @@ pub fn sweep<R: BufRead>(
                         name.replace('_', "-")
                     ));
                     let _ = writeln!(chosen_text, "chosen: no threshold satisfies {name} {value}");
+                    caveats.push(format!(
+                        "no threshold satisfies {name} {value}: nothing was chosen"
+                    ));
                     json!({"rule": name, "value": value, "threshold": null})
                 }
                 Some(i) => {
@@ -771,6 +797,24 @@ pub fn sweep<R: BufRead>(
                             .ok_or_else(|| SweepError::data("empty report sweep"))?;
                         c.insert("report_rows".into(), json!(rep.records.len()));
                         c.insert("report".into(), point_json(tau, &rp));
+                        headline.push(crate::Figure::new("chosen τ", tau, format!("{tau}")));
+                        let held = format!("held-out ({} rows)", rep.records.len());
+                        let q = pass_rate.of(&rp);
+                        headline.push(crate::Figure::new(
+                            format!("{pct_label}, {held}"),
+                            q,
+                            crate::p2(q),
+                        ));
+                        headline.push(crate::Figure::new(
+                            format!("cost (USD), {held}"),
+                            rp.cost_usd,
+                            format!("{:.6}", rp.cost_usd),
+                        ));
+                        caveats.push(format!(
+                            "τ was chosen on {} calibration rows; the curve, the AIQ and the table of thresholds are those rows, the headline pass rate and cost are the {} held-out rows at τ (the figure to quote)",
+                            cal.records.len(),
+                            rep.records.len()
+                        ));
                         let _ = writeln!(
                             chosen_text,
                             "chosen τ = {tau} on {} calibration rows ({}: {:.2}%, cost {:.6} USD); on the {} other rows: {}: {:.2}%, cost {:.6} USD",
@@ -790,6 +834,21 @@ pub fn sweep<R: BufRead>(
                             json!("chosen on the same rows it is reported on (no --calibrate-on/--calibrate-fraction): an optimistic estimate"),
                         );
                         c.insert("point".into(), point_json(tau, &points[i]));
+                        headline.push(crate::Figure::new("chosen τ", tau, format!("{tau}")));
+                        let q = pass_rate.of(&points[i]);
+                        headline.push(crate::Figure::new(
+                            format!("{pct_label}, same rows: optimistic"),
+                            q,
+                            crate::p2(q),
+                        ));
+                        headline.push(crate::Figure::new(
+                            "cost (USD), same rows: optimistic",
+                            points[i].cost_usd,
+                            format!("{:.6}", points[i].cost_usd),
+                        ));
+                        caveats.push(
+                            "τ was chosen on the same rows it is reported on (no --calibrate-on/--calibrate-fraction): the pass rate and cost at τ are optimistic".into(),
+                        );
                         let _ = writeln!(
                             chosen_text,
                             "chosen τ = {tau} ({}: {:.2}%, cost {:.6} USD; chosen on the same rows, optimistic)",
@@ -803,6 +862,16 @@ pub fn sweep<R: BufRead>(
             }
         }
     };
+    let aiq_value = aiqs.first().copied().unwrap_or(f64::NAN);
+    headline.push(crate::Figure::new(
+        if calib_traj.is_some() {
+            format!("AIQ (%), calibration ({} rows)", cal.records.len())
+        } else {
+            "AIQ (%)".to_string()
+        },
+        aiq_value,
+        crate::p2(aiq_value),
+    ));
     let names = toks.encoder_names();
     let mut enc = Map::new();
     for t in Tier::ALL {
@@ -820,13 +889,15 @@ pub fn sweep<R: BufRead>(
         grid,
         points,
         ndch: hull,
-        aiq: aiqs.first().copied().unwrap_or(f64::NAN),
+        aiq: aiq_value,
         max_cost,
         pareto: par,
         chosen_threshold: chosen_tau,
         chosen,
         chosen_text,
         tokenizers,
+        headline,
+        caveats,
     })
 }
 

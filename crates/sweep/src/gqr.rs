@@ -355,6 +355,14 @@ pub struct GqrSweepReport {
     pub scored_texts: usize,
     /// The calibrated choice (`None` without calibration or when no τ qualifies).
     pub chosen: Option<GqrChosen>,
+    /// The figures to quote ([`GqrSweepReport::headline_of`]): the number of thresholds, then
+    /// with a calibrated τ the score and accuracies of the **held-out** test sets at it
+    /// (labelled `held-out test sets (N texts)`), else the best test score and its τ,
+    /// labelled as chosen on the test rows (optimistic).
+    pub headline: Vec<crate::Figure>,
+    /// What qualifies the headline (a best point picked on the rows it is reported on, a
+    /// partial score); every face prints them.
+    pub caveats: Vec<String>,
 }
 
 impl GqrSweepReport {
@@ -369,7 +377,8 @@ impl GqrSweepReport {
     }
 
     /// `routeval gqr sweep --json`: `{"benchmark", "rule", "scores", "data", "complete",
-    /// "missing_sets"?, "points", "curve", "chosen"}`.
+    /// "missing_sets"?, "points", "curve", "chosen", "headline" ([`crate::figures_json`]),
+    /// "caveats"}`.
     pub fn to_json(&self) -> Value {
         let mut o = Map::new();
         o.insert(
@@ -414,7 +423,101 @@ impl GqrSweepReport {
             }),
         };
         o.insert("chosen".into(), chosen);
+        o.insert("headline".into(), crate::figures_json(&self.headline));
+        o.insert("caveats".into(), json!(self.caveats));
         Value::Object(o)
+    }
+
+    /// The score's name in labels: `GQR score` or `GQR-unseen score`.
+    pub fn score_name(&self) -> &'static str {
+        if self.unseen {
+            "GQR-unseen score"
+        } else {
+            "GQR score"
+        }
+    }
+
+    /// The headline figures and caveats of this report (what [`headline`](Self::headline)
+    /// and [`caveats`](Self::caveats) hold), from its points and choice.
+    pub fn headline_of(&self) -> (Vec<crate::Figure>, Vec<String>) {
+        let pct = |x: f64| {
+            if x.is_finite() {
+                format!("{:.2}", 100.0 * x)
+            } else {
+                "n/a".into()
+            }
+        };
+        let score = self.score_name();
+        let id_name = if self.unseen {
+            "unseen ID accuracy"
+        } else {
+            "ID accuracy"
+        };
+        let mut h = vec![crate::Figure::new(
+            "thresholds",
+            self.grid.len() as f64,
+            self.grid.len().to_string(),
+        )];
+        let mut caveats = Vec::new();
+        match &self.chosen {
+            Some(c) => {
+                let i = c.index;
+                let tau = self.grid[i];
+                let held = format!("held-out test sets ({} texts)", self.scored_texts);
+                let (ood, id) = self.curve[i];
+                h.push(crate::Figure::new(
+                    format!("chosen τ (on {})", c.calibrate_on),
+                    tau,
+                    format!("{tau}"),
+                ));
+                h.push(crate::Figure::new(
+                    format!("{score} (%), {held}"),
+                    100.0 * self.test_scores[i],
+                    pct(self.test_scores[i]),
+                ));
+                h.push(crate::Figure::new(
+                    format!("{id_name} (%), {held}"),
+                    100.0 * id,
+                    pct(id),
+                ));
+                h.push(crate::Figure::new(
+                    format!("OOD accuracy (%), {held}"),
+                    100.0 * ood,
+                    pct(ood),
+                ));
+            }
+            None => {
+                let best = self
+                    .test_scores
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_finite())
+                    .max_by(|a, b| a.1.total_cmp(b.1));
+                if let Some((i, sc)) = best {
+                    h.push(crate::Figure::new(
+                        format!("max {score} (%), chosen on the test rows: optimistic"),
+                        100.0 * sc,
+                        pct(*sc),
+                    ));
+                    h.push(crate::Figure::new(
+                        "at τ",
+                        self.grid[i],
+                        format!("{}", self.grid[i]),
+                    ));
+                    caveats.push(format!(
+                        "no --calibrate-on: the max {score} and its τ are picked on the test rows they are reported on, an optimistic estimate; calibrate on dev or background for a figure to quote"
+                    ));
+                }
+            }
+        }
+        if self.partial() {
+            caveats.push(format!(
+                "PARTIAL: {} sets missing ({}); the score is not the benchmark's",
+                self.missing_sets.len(),
+                self.missing_sets.join(", ")
+            ));
+        }
+        (h, caveats)
     }
 
     /// The table `routeval gqr sweep` prints.
@@ -494,6 +597,7 @@ impl GqrSweepReport {
                 }
             );
         }
+        t.push_str(&crate::headline_text(&self.headline, &self.caveats));
         t
     }
 }
@@ -698,7 +802,7 @@ pub fn sweep<R: BufRead>(
         }
         None => None,
     };
-    Ok(GqrSweepReport {
+    let mut report = GqrSweepReport {
         unseen: opts.unseen,
         scores: scores_name.to_string(),
         data: data.origin.clone(),
@@ -709,7 +813,16 @@ pub fn sweep<R: BufRead>(
         test_scores,
         scored_texts: test.texts.len(),
         chosen,
-    })
+        headline: Vec::new(),
+        caveats: Vec::new(),
+    };
+    (report.headline, report.caveats) = report.headline_of();
+    if calib.is_some() && report.chosen.is_none() {
+        report.caveats.push(
+            "no threshold has a finite score on the calibration split: nothing was chosen".into(),
+        );
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -18,6 +18,77 @@
 pub mod crb;
 pub mod gqr;
 
+use serde_json::{Value, json};
+
+/// One headline figure of a sweep report: the number a reader quotes, with what it was
+/// measured on in its label. The text table, `--json` (`"headline"`), `--format md`, `--html`
+/// and the Python object all print these same values, so no face shows a figure another
+/// one lacks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// What the number is, with its unit and the rows it was measured on, e.g.
+    /// `"case_pass_rate_percent (%), held-out (4 rows)"`.
+    pub label: String,
+    /// The value in the label's unit (percent, USD, a threshold); NaN when undefined.
+    pub value: f64,
+    /// The value as every face prints it (e.g. `"100.00"`, `"0.015199"`, `"n/a"`).
+    pub text: String,
+}
+
+impl Figure {
+    /// A figure from a label, a value and its printed form.
+    pub fn new(label: impl Into<String>, value: f64, text: impl Into<String>) -> Self {
+        Figure {
+            label: label.into(),
+            value,
+            text: text.into(),
+        }
+    }
+}
+
+/// `[{"label", "value", "text"}]` (a non-finite value as `null`): the `"headline"` member of a
+/// sweep's `--json`.
+pub fn figures_json(figures: &[Figure]) -> Value {
+    Value::Array(
+        figures
+            .iter()
+            .map(|f| {
+                json!({
+                    "label": f.label,
+                    "value": if f.value.is_finite() { json!(f.value) } else { Value::Null },
+                    "text": f.text,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The closing lines of a sweep's text table: `headline: LABEL = TEXT; ...` (when there is a
+/// headline) and one `caveat: ...` line per caveat.
+pub fn headline_text(figures: &[Figure], caveats: &[String]) -> String {
+    let mut t = String::new();
+    if !figures.is_empty() {
+        let parts: Vec<String> = figures
+            .iter()
+            .map(|f| format!("{} = {}", f.label, f.text))
+            .collect();
+        t.push_str(&format!("headline: {}\n", parts.join("; ")));
+    }
+    for c in caveats {
+        t.push_str(&format!("caveat: {c}\n"));
+    }
+    t
+}
+
+/// A percentage as the sweeps' tables print it (2 decimals, `n/a` when not finite).
+pub(crate) fn p2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
 /// A sweep that cannot run: bad input (a message naming file and line where there is one),
 /// an option out of range, data that cannot be scored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -50,22 +50,56 @@ impl Comparison {
         })
     }
 
+    /// The report section of the comparison (`--format md`, `--html`): the same cells as
+    /// [`render`](Self::render) prints (percent, deltas in percentage points), one row per
+    /// metric, then the McNemar counts.
+    pub(crate) fn section(&self) -> routeval_report::Section {
+        let mut t = routeval_report::Table::new([
+            "metric (percent)",
+            "run",
+            "baseline",
+            "delta (pp)",
+            "CI of delta",
+        ])
+        .caption(format!(
+            "{} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}",
+            crate::ci::level_label(self.level),
+            self.replicates,
+            self.seed
+        ));
+        for m in &self.deltas {
+            t.row([
+                m.metric.clone(),
+                f2(m.value),
+                f2(m.baseline),
+                d2(m.delta),
+                ci(m),
+            ]);
+        }
+        let mut mt = routeval_report::Table::new([
+            "rows",
+            "passed only by the run",
+            "passed only by the baseline",
+            "p (exact McNemar)",
+        ])
+        .caption("Case pass (pred ≥ gold), exact McNemar test on the discordant rows");
+        mt.row([
+            self.rows.to_string(),
+            self.mcnemar.b.to_string(),
+            self.mcnemar.c.to_string(),
+            p_text(self.mcnemar.p_value),
+        ]);
+        routeval_report::Section::new(format!(
+            "vs baseline {} (paired on the same rows)",
+            self.spec
+        ))
+        .with(t)
+        .with(mt)
+    }
+
     /// The text block printed under `crb eval`'s table.
     pub(crate) fn render(&self) -> String {
-        let f = |x: f64| {
-            if x.is_finite() {
-                format!("{x:.2}")
-            } else {
-                "n/a".into()
-            }
-        };
-        let d = |x: f64| {
-            if x.is_finite() {
-                format!("{x:+.2}")
-            } else {
-                "n/a".into()
-            }
-        };
+        let (f, d) = (f2, d2);
         let mut t = format!(
             "vs baseline {} (paired on the same rows; {} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}):\n",
             self.spec,
@@ -78,14 +112,7 @@ impl Comparison {
             "metric (percent)", "run", "baseline", "delta", "CI of delta"
         ));
         for m in &self.deltas {
-            let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
-                format!("[{}, {}]", d(m.ci.low), d(m.ci.high))
-            } else {
-                "n/a".into()
-            };
-            if let Some(why) = m.ci.degenerate() {
-                ci.push_str(&format!("  ({why})"));
-            }
+            let ci = ci(m);
             t.push_str(&format!(
                 "  {:<30} {:>8} {:>8} {:>8}  {ci}\n",
                 m.metric,
@@ -98,12 +125,48 @@ impl Comparison {
             "  case pass, exact McNemar: {} rows passed only by the run, {} only by the baseline, p = {}\n",
             self.mcnemar.b,
             self.mcnemar.c,
-            if self.mcnemar.p_value < 1e-4 {
-                format!("{:.2e}", self.mcnemar.p_value)
-            } else {
-                format!("{:.4}", self.mcnemar.p_value)
-            }
+            p_text(self.mcnemar.p_value)
         ));
         t
+    }
+}
+
+/// A percentage with 2 decimals (`n/a`).
+fn f2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A signed difference with 2 decimals (`n/a`).
+fn d2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A delta's CI as `[low, high]` (`n/a` when a bound is not finite).
+fn ci(m: &MetricDelta) -> String {
+    let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        format!("[{}, {}]", d2(m.ci.low), d2(m.ci.high))
+    } else {
+        "n/a".into()
+    };
+    if let Some(why) = m.ci.degenerate() {
+        ci.push_str(&format!("  ({why})"));
+    }
+    ci
+}
+
+/// The McNemar p-value as printed (4 decimals, or 3 significant digits below 1e-4).
+fn p_text(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.2e}")
+    } else {
+        format!("{p:.4}")
     }
 }

@@ -195,6 +195,8 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
             report.chosen_threshold,
             &bank_name,
             &scores_name,
+            &report.headline,
+            &report.caveats,
         )
     });
     let stdin_used = crate::report::uses_stdin(

@@ -120,6 +120,8 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
                     ""
                 }
             ),
+            &report.headline,
+            &report.caveats,
         )
     });
     let stdin_used = crate::report::uses_stdin([a.scores.as_path()]);

@@ -126,32 +126,68 @@ impl Comparison {
         v
     }
 
+    /// The report section of the comparison (`--format md`, `--html`): one row per metric
+    /// with the same cells as [`render`](Self::render) prints.
+    pub(super) fn section(&self) -> routeval_report::Section {
+        let c = &self.inner;
+        let mut t = routeval_report::Table::new([
+            "metric",
+            "cases",
+            "run",
+            "baseline",
+            "delta",
+            "p",
+            "p adj",
+            "significant",
+            "CI of delta",
+            "W/T/L",
+        ])
+        .caption(self.caption());
+        for m in &c.metrics {
+            match &m.comparison {
+                None => t.row([
+                    m.metric.name().to_string(),
+                    m.cases.to_string(),
+                    "(no case scored by both)".into(),
+                ]),
+                Some(k) => t.row([
+                    m.metric.name().to_string(),
+                    m.cases.to_string(),
+                    f4(m.value),
+                    f4(m.baseline),
+                    signed(k.delta),
+                    p_text(k.p_value),
+                    p_text(k.p_adjusted),
+                    if k.significant { "yes" } else { "no" }.to_string(),
+                    ci_text(k.ci),
+                    format!("{}/{}/{}", k.wins, k.ties, k.losses),
+                ]),
+            }
+        }
+        routeval_report::Section::new(format!("vs baseline {}", self.path)).with(t)
+    }
+
+    /// What was compared and how (the text block's first line, without the path).
+    fn caption(&self) -> String {
+        let c = &self.inner;
+        let pairing = match c.pairing {
+            routeval_retrieval_metrics::rag::compare::Pairing::Id => "by id",
+            routeval_retrieval_metrics::rag::compare::Pairing::Index => "by position",
+        };
+        format!(
+            "{} paired cases {pairing}; {} test, {} correction, alpha {}; {} paired bootstrap CI of the mean difference",
+            c.cases,
+            c.test.name(),
+            c.correction.name(),
+            c.alpha,
+            crate::ci::level_label(c.ci_level.unwrap_or(0.95)),
+        )
+    }
+
     /// The text block under the summary: one line per metric.
     pub(super) fn render(&self) -> String {
         let c = &self.inner;
-        let f4 = |x: f64| {
-            if x.is_finite() {
-                format!("{x:.4}")
-            } else {
-                "n/a".into()
-            }
-        };
-        let signed = |x: f64| {
-            if x.is_finite() {
-                format!("{x:+.4}")
-            } else {
-                "n/a".into()
-            }
-        };
-        let p = |x: f64| {
-            if !x.is_finite() {
-                "n/a".to_string()
-            } else if x < 1e-4 {
-                "<0.0001".to_string()
-            } else {
-                format!("{x:.4}")
-            }
-        };
+        let p = p_text;
         let pairing = match c.pairing {
             routeval_retrieval_metrics::rag::compare::Pairing::Id => "by id",
             routeval_retrieval_metrics::rag::compare::Pairing::Index => "by position",
@@ -177,11 +213,7 @@ impl Comparison {
                     m.cases
                 )),
                 Some(k) => {
-                    let ci =
-                        k.ci.filter(|x| x[0].is_finite() && x[1].is_finite())
-                            .map_or("n/a".to_string(), |x| {
-                                format!("[{}, {}]", signed(x[0]), signed(x[1]))
-                            });
+                    let ci = ci_text(k.ci);
                     t.push_str(&format!(
                         "  {:<19} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:<20} {}/{}/{}\n",
                         m.metric.name(),
@@ -213,4 +245,41 @@ impl Comparison {
         }
         t
     }
+}
+
+/// A mean with 4 decimals (`n/a`).
+fn f4(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.4}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A signed difference with 4 decimals (`n/a`).
+fn signed(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.4}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A p-value with 4 decimals, `<0.0001` below (`n/a`).
+fn p_text(x: f64) -> String {
+    if !x.is_finite() {
+        "n/a".to_string()
+    } else if x < 1e-4 {
+        "<0.0001".to_string()
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A CI as `[low, high]` (`n/a` without finite bounds).
+fn ci_text(ci: Option<[f64; 2]>) -> String {
+    ci.filter(|x| x[0].is_finite() && x[1].is_finite())
+        .map_or("n/a".to_string(), |x| {
+            format!("[{}, {}]", signed(x[0]), signed(x[1]))
+        })
 }

@@ -60,23 +60,32 @@ pub(crate) fn v2_headline(
     ]
 }
 
-/// The `crb eval` report: `predictor` as given, `records` with their predictions.
+/// The `crb eval` report: `predictor` as given, `records` with their predictions,
+/// `tokenizers` the set-up as the table's header shows it (`EvalTable::tokenizers`),
+/// `fallbacks` the tiers counted with another encoder (one note each).
 pub(crate) fn eval_document(
     m: &CrbMetrics,
     records: &[EvalRecord],
     predictor: &str,
     bank: &str,
     ci: Option<&routeval_stats::Intervals>,
+    tokenizers: &str,
+    fallbacks: &[String],
 ) -> Document {
     let v2 = &m.scores_v2;
     let mut doc = Document {
         title: format!("routeval crb eval: {predictor}"),
         subtitle: Some(format!(
-            "CommonRouterBench scores_v2 on {bank}: {} rows, {} trajectories, {} predictor errors",
+            "CommonRouterBench scores_v2 on {bank}: {} rows, {} trajectories, {} predictor errors, tokenizers {tokenizers}",
             v2.total_rows, v2.total_trajectories, v2.error_rows
         )),
         ..Default::default()
     };
+    // The fallbacks the table's header counts and --json lists (routeval_tokenizers.fallbacks):
+    // token counts, hence costs, of those tiers use another encoder.
+    for f in fallbacks {
+        doc.notes.push(format!("tokenizer fallback: {f}"));
+    }
     let mut t = Table::new(["scores_v2", "percent"]);
     for (_, label, v) in v2_headline(v2) {
         doc.headline.push(Headline::new(label, p2(v)));
@@ -216,8 +225,15 @@ pub(crate) fn eval_document(
     doc
 }
 
+/// A sweep's headline figures as the document's headline (label and printed value).
+pub(crate) fn figures(f: &[routeval_sweep::Figure]) -> Vec<Headline> {
+    f.iter()
+        .map(|f| Headline::new(f.label.clone(), f.text.clone()))
+        .collect()
+}
+
 /// The `crb sweep` report: per threshold τ the point, the NDCH of (cost, pass rate), the
-/// chosen τ if a rule was given.
+/// chosen τ if a rule was given; the headline and caveats are the report's own.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep_document(
     grid: &[f64],
@@ -229,6 +245,8 @@ pub(crate) fn sweep_document(
     chosen: Option<f64>,
     bank: &str,
     scores: &str,
+    headline: &[routeval_sweep::Figure],
+    caveats: &[String],
 ) -> Document {
     let mut doc = Document {
         title: "routeval crb sweep: cost–quality over the threshold τ".into(),
@@ -238,20 +256,11 @@ pub(crate) fn sweep_document(
         )),
         ..Default::default()
     };
-    doc.headline.push(Headline::new("AIQ (%)", p2(aiq)));
+    // The headline and caveats are the typed report's (`routeval_sweep::crb::CrbSweepReport`),
+    // the ones the table and --json print: held-out figures when calibrating.
+    doc.headline = figures(headline);
+    doc.caveats = caveats.to_vec();
     let chosen_i = chosen.and_then(|tau| grid.iter().position(|&t| t == tau));
-    if let (Some(tau), Some(i)) = (chosen, chosen_i) {
-        doc.headline
-            .push(Headline::new("chosen τ", format!("{tau}")));
-        doc.headline.push(Headline::new(
-            pass_rate_key.to_string(),
-            p2(pass_rate(&points[i])),
-        ));
-        doc.headline.push(Headline::new(
-            "cost (USD)",
-            format!("{:.6}", points[i].cost_usd),
-        ));
-    }
     let curve: Vec<(f64, f64)> = points.iter().map(|p| (p.cost_usd, pass_rate(p))).collect();
     let mut series = vec![
         XySeries {
@@ -259,12 +268,14 @@ pub(crate) fn sweep_document(
             points: curve.clone(),
             style: XyStyle::Points,
             colour: Some(0),
+            labels: grid.iter().map(|t| super::tau_label(*t)).collect(),
         },
         XySeries {
             name: format!("NDCH (AIQ {})", p2(aiq)),
             points: hull.to_vec(),
             style: XyStyle::Line,
             colour: Some(1),
+            labels: vec![],
         },
     ];
     let mut vlines = Vec::new();
@@ -274,6 +285,7 @@ pub(crate) fn sweep_document(
             points: vec![curve[i]],
             style: XyStyle::Points,
             colour: Some(5),
+            labels: vec![],
         });
         vlines.push(RefLine {
             at: tau,
@@ -304,8 +316,9 @@ pub(crate) fn sweep_document(
                         .zip(points)
                         .map(|(t, p)| (*t, p.scores_v2.case_pass_rate_percent()))
                         .collect(),
-                    style: XyStyle::Line,
+                    style: XyStyle::Step,
                     colour: None,
+                    labels: vec![],
                 },
                 XySeries {
                     name: "trajectory pass (%)".into(),
@@ -314,8 +327,9 @@ pub(crate) fn sweep_document(
                         .zip(points)
                         .map(|(t, p)| (*t, p.scores_v2.trajectory_pass_rate_percent()))
                         .collect(),
-                    style: XyStyle::Line,
+                    style: XyStyle::Step,
                     colour: None,
+                    labels: vec![],
                 },
                 XySeries {
                     name: "cost savings (%)".into(),
@@ -324,8 +338,9 @@ pub(crate) fn sweep_document(
                         .zip(points)
                         .map(|(t, p)| (*t, p.scores_v2.cost_savings_score_percent))
                         .collect(),
-                    style: XyStyle::Line,
+                    style: XyStyle::Step,
                     colour: None,
+                    labels: vec![],
                 },
             ],
             vlines,

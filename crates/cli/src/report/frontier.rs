@@ -9,6 +9,25 @@ use routeval_report::{
     Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
 };
 
+/// The points' `param` values as labels (`param = 0.25`; a string as is), or none when no point
+/// has one.
+fn param_labels<'a>(points: impl Iterator<Item = &'a FrontierPoint>) -> Vec<String> {
+    let labels: Vec<Option<String>> = points
+        .map(|p| {
+            p.param.as_ref().and_then(|v| match v {
+                serde_json::Value::Null => None,
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(format!("param = {n}")),
+                other => Some(other.to_string()),
+            })
+        })
+        .collect();
+    if labels.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    labels.into_iter().map(Option::unwrap_or_default).collect()
+}
+
 /// The cost–quality frontier report: `points` = the input lines, `r` = the computed report.
 pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str) -> Document {
     let method = match r.method {
@@ -43,6 +62,7 @@ pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str
             points: s.ndch.clone(),
             style: XyStyle::Line,
             colour: Some(i),
+            labels: vec![],
         });
     }
     let mut pts_series = Vec::new();
@@ -55,6 +75,8 @@ pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str
                 .unwrap_or_default(),
             style: XyStyle::Points,
             colour: Some(i),
+            // Each point's `param` (e.g. its threshold τ) next to it, when the input has one.
+            labels: param_labels(points.iter().filter(|p| p.system == s.system)),
         });
     }
     series.extend(pts_series);
@@ -132,6 +154,7 @@ pub(crate) fn strong_share_document(
                 points: pts,
                 style: XyStyle::LinePoints,
                 colour: None,
+                labels: vec![],
             }
         })
         .collect();

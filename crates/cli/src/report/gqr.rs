@@ -254,6 +254,8 @@ pub(crate) fn sweep_document(
     chosen: Option<f64>,
     score_name: &str,
     subtitle: String,
+    headline: &[routeval_sweep::Figure],
+    caveats: &[String],
 ) -> Document {
     let mut doc = Document {
         title: "routeval gqr sweep: accuracy over the threshold τ".into(),
@@ -261,39 +263,19 @@ pub(crate) fn sweep_document(
         ..Default::default()
     };
     let best = chosen.and_then(|t| rows.iter().find(|r| r.tau == t));
-    doc.headline
-        .push(Headline::new("thresholds", rows.len().to_string()));
-    if best.is_none()
-        && let Some(r) = rows
-            .iter()
-            .filter(|r| r.score.is_finite())
-            .max_by(|a, b| a.score.total_cmp(&b.score))
-    {
-        // No calibration split: the best test point, for orientation only.
-        doc.headline
-            .push(Headline::new(format!("max {score_name} (%)"), pct(r.score)));
-        doc.headline
-            .push(Headline::new("at τ", format!("{}", r.tau)));
-    }
-    if let Some(r) = best {
-        doc.headline
-            .push(Headline::new("chosen τ", format!("{}", r.tau)));
-        doc.headline
-            .push(Headline::new(format!("{score_name} (%)"), pct(r.score)));
-        doc.headline
-            .push(Headline::new("ID accuracy (%)", pct(r.id)));
-        doc.headline
-            .push(Headline::new("OOD accuracy (%)", pct(r.ood)));
-    }
+    // The typed report's headline and caveats (`routeval_sweep::gqr::GqrSweepReport`), as the
+    // table and --json print them: held-out test figures at a calibrated τ, else the best test
+    // point labelled optimistic.
+    doc.headline = super::crb::figures(headline);
+    doc.caveats = caveats.to_vec();
     let line = |name: &str, f: &dyn Fn(&SweepRow) -> f64| XySeries {
         name: name.into(),
         points: rows.iter().map(|r| (r.tau, f(r) * 100.0)).collect(),
-        style: if rows.len() <= 40 {
-            XyStyle::LinePoints
-        } else {
-            XyStyle::Line
-        },
+        // The accuracies are step functions of τ (they change where τ passes a text's top
+        // probability).
+        style: XyStyle::Step,
         colour: None,
+        labels: vec![],
     };
     let mut sec = Section::new("Sweep").with(Plot {
         title: "ID accuracy, OOD accuracy and score over τ".into(),
@@ -326,6 +308,7 @@ pub(crate) fn sweep_document(
                     points: rows.iter().map(|r| (r.ood * 100.0, r.id * 100.0)).collect(),
                     style: XyStyle::LinePoints,
                     colour: Some(0),
+                    labels: rows.iter().map(|r| super::tau_label(r.tau)).collect(),
                 }];
                 if let Some(r) = best {
                     s.push(XySeries {
@@ -333,6 +316,7 @@ pub(crate) fn sweep_document(
                         points: vec![(r.ood * 100.0, r.id * 100.0)],
                         style: XyStyle::Points,
                         colour: Some(5),
+                        labels: vec![],
                     });
                 }
                 s

@@ -117,6 +117,18 @@ class _SweepReport:
         return self._data["chosen"]
 
     @property
+    def headline(self):
+        """The figures to quote, as every face prints them: ``[{"label", "value", "text"}]``
+        (with calibration the held-out rows at the chosen τ, labelled ``held-out (N rows)``;
+        without it labelled as chosen on the same rows: optimistic)."""
+        return self._data.get("headline", [])
+
+    @property
+    def caveats(self):
+        """What qualifies the headline (the table's ``caveat:`` lines, the reports' caveats)."""
+        return list(self._data.get("caveats", []))
+
+    @property
     def threshold(self):
         """The chosen threshold τ, or ``None``."""
         c = self._data["chosen"]
