@@ -327,6 +327,12 @@ fn tie_notes(ev: &trec::Evaluation, run_name: &str, quiet_about_none: bool) {
     }
 }
 
+/// The `--ties` object of `ev` (summary only), for `compare --ties`.
+pub(crate) fn ties_json(ev: &trec::Evaluation) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(trec::format::TiesView::new(ev, false))
+        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))
+}
+
 /// `-M NUM`: at least 1 document per query (0 would evaluate nothing), at most 10^12.
 fn max_docs_value(s: &str) -> Result<u64, String> {
     crate::numarg::positive_size(s).map(|v| v as u64)

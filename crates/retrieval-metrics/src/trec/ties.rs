@@ -175,68 +175,105 @@ pub fn query_ranges(
     if !ties_matter(j, ends) {
         return None;
     }
-    let groups = Groups::new(ends);
-    let nan = TieRange::point(f64::NAN);
-    let mut out = vec![nan; values.len()];
-    // The two extreme orders by relevance value, shared by every measure whose gain is
-    // monotone in it.
-    let mut by_rel: Option<(JudgedRanking, JudgedRanking)> = None;
-    let mut lo_vals = Vec::new();
-    let mut hi_vals = Vec::new();
+    SCRATCH.with(|s| query_ranges_in(&mut s.borrow_mut(), j, ends, opts, values))
+}
+
+/// Buffers [`query_ranges`] reuses from query to query (one set per thread).
+#[derive(Default)]
+struct Scratch {
+    lo: JudgedRanking,
+    hi: JudgedRanking,
+    lo_vals: Vec<f64>,
+    hi_vals: Vec<f64>,
+    exp: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn query_ranges_in(
+    sc: &mut Scratch,
+    j: &JudgedRanking,
+    ends: &[usize],
+    opts: &EvalOptions,
+    values: &[f64],
+) -> Option<Box<[TieRange]>> {
+    let groups = Groups { ends };
+    let mut out: Option<Vec<TieRange>> = None;
+    // Whether `sc.lo`/`sc.hi` hold the two extreme orders by relevance value, shared by every
+    // measure whose gain is monotone in it.
+    let mut by_rel = false;
     for meas in opts.measures.measures() {
-        let slots = meas.offset..meas.offset + meas.len();
-        match support(meas) {
-            TieSupport::OrderFree => {
-                for s in slots {
-                    out[s] = TieRange::point(values[s]);
-                }
-                continue;
-            }
-            TieSupport::Exact => {}
-            TieSupport::Unsupported | TieSupport::NotReported => continue,
+        if support(meas) != TieSupport::Exact {
+            continue;
         }
-        lo_vals.clear();
-        lo_vals.resize(meas.len(), 0.0);
-        hi_vals.clear();
-        hi_vals.resize(meas.len(), 0.0);
-        match gain_key(meas, j) {
+        let gains = gain_key(meas, j);
+        if !matters_for(j, &groups, meas, opts.relevance_level, gains.as_ref()) {
+            continue;
+        }
+        let n = meas.len();
+        for v in [&mut sc.lo_vals, &mut sc.hi_vals, &mut sc.exp] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+        match &gains {
             None => {
-                let (lo, hi) = by_rel.get_or_insert_with(|| {
-                    (
-                        sorted(j, &groups, i64::from, false),
-                        sorted(j, &groups, i64::from, true),
-                    )
-                });
-                compute_measure(lo, meas, opts, &mut lo_vals);
-                compute_measure(hi, meas, opts, &mut hi_vals);
+                if !by_rel {
+                    sort_groups(&mut sc.lo, j, &groups, f64::from, false);
+                    sort_groups(&mut sc.hi, j, &groups, f64::from, true);
+                    by_rel = true;
+                }
             }
             Some(g) => {
-                let lo = sorted_f(j, &groups, |r| g.gain(r), false);
-                let hi = sorted_f(j, &groups, |r| g.gain(r), true);
-                compute_measure(&lo, meas, opts, &mut lo_vals);
-                compute_measure(&hi, meas, opts, &mut hi_vals);
+                sort_groups(&mut sc.lo, j, &groups, |r| g.gain(r), false);
+                sort_groups(&mut sc.hi, j, &groups, |r| g.gain(r), true);
+                by_rel = false;
             }
         }
-        let mut exp = vec![0.0; meas.len()];
-        expected(j, &groups, meas, opts, &mut exp);
-        for (k, s) in slots.enumerate() {
-            let (a, b) = (lo_vals[k], hi_vals[k]);
+        compute_measure(&sc.lo, meas, opts, &mut sc.lo_vals);
+        compute_measure(&sc.hi, meas, opts, &mut sc.hi_vals);
+        expected(j, &groups, meas, opts, &mut sc.exp);
+        let out = out.get_or_insert_with(|| {
+            // Every slot starts as its value (order-free and unaffected measures keep it);
+            // measures given no range hold NaN.
+            let mut o: Vec<TieRange> = values.iter().map(|&v| TieRange::point(v)).collect();
+            for m in opts.measures.measures() {
+                if matches!(
+                    support(m),
+                    TieSupport::Unsupported | TieSupport::NotReported
+                ) {
+                    o[m.offset..m.offset + m.len()].fill(TieRange::point(f64::NAN));
+                }
+            }
+            o
+        });
+        for k in 0..n {
+            let (a, b) = (sc.lo_vals[k], sc.hi_vals[k]);
             let (min, max) = if a <= b { (a, b) } else { (b, a) };
             // The closed form is exact up to rounding; keep it inside the range it must lie in
             // (and equal to the value when no order changes it).
             let e = if min == max {
                 min
             } else {
-                exp[k].clamp(min, max)
+                sc.exp[k].clamp(min, max)
             };
-            out[s] = TieRange {
+            out[meas.offset + k] = TieRange {
                 min,
                 max,
                 expected: e,
             };
         }
     }
-    Some(out.into_boxed_slice())
+    let out = out?;
+    // `None` also when every range turned out a point.
+    let any = opts.measures.measures().iter().any(|m| {
+        support(m) == TieSupport::Exact
+            && out[m.offset..m.offset + m.len()]
+                .iter()
+                .any(|r| !r.is_point())
+    });
+    any.then(|| out.into_boxed_slice())
 }
 
 /// The ranges of an evaluation, summarized over its queries (`routeval trec --ties`'s `all`).
@@ -358,6 +395,85 @@ impl TieAccumulator {
     }
 }
 
+/// Whether some order changes `meas`: a tie group holding documents `meas` tells apart (its
+/// own classes of relevance values: relevant or not at `-l`, judged non-relevant or skipped
+/// for bpref, the gain for the DCG family, judged or not for unj/rbp_resid) starts within the
+/// ranks it reads (its largest cutoff, R for Rprec, the first relevant document's group for
+/// recip_rank; the whole ranking otherwise).
+fn matters_for(
+    j: &JudgedRanking,
+    groups: &Groups,
+    meas: &Measure,
+    level: i64,
+    gains: Option<&Gains>,
+) -> bool {
+    use MeasureId::*;
+    let max_cut = match &meas.params {
+        Params::Cutoffs(c) => c.last().copied().unwrap_or(0),
+        _ => i64::MAX,
+    };
+    let horizon = match meas.id {
+        P | Recall | RelativeP | Success | NdcgCut | MapCut | Unj | RecipRankCut => max_cut,
+        Rprec => j.num_ret.min(j.num_rel),
+        _ => i64::MAX,
+    };
+    let rel = |r: i32| i64::from(is_rel(r, level));
+    match meas.id {
+        P | Recall | RelativeP | Success | MapCut | Rprec | Map | BinG | RprecMult => {
+            mixed_within(j, groups, horizon, rel)
+        }
+        RecipRank | RecipRankCut => {
+            // Only the groups up to the first holding a relevant document are read.
+            let mut end = 0;
+            for (a, b) in groups.iter() {
+                if j.rels[a..b].iter().any(|&r| is_rel(r, level)) {
+                    end = b;
+                    break;
+                }
+            }
+            end > 0 && mixed_within(j, groups, horizon.min(end as i64), rel)
+        }
+        Bpref => mixed_within(j, groups, horizon, |r| {
+            if r < 0 {
+                0
+            } else if (r as i64) < level {
+                1
+            } else {
+                2
+            }
+        }),
+        NdcgCut => mixed_within(j, groups, horizon, |r| i64::from(r.max(0))),
+        Unj | RbpResid => mixed_within(j, groups, horizon, |r| i64::from(r < 0)),
+        Ndcg | Dcg | Rbp => match gains {
+            Some(g) => mixed_within(j, groups, horizon, |r| g.gain(r).to_bits() as i64),
+            None => true,
+        },
+        _ => true,
+    }
+}
+
+/// Whether a group starting before rank `horizon` holds two documents of different `class`.
+fn mixed_within(
+    j: &JudgedRanking,
+    groups: &Groups,
+    horizon: i64,
+    class: impl Fn(i32) -> i64,
+) -> bool {
+    for (a, b) in groups.iter() {
+        if a as i64 >= horizon {
+            break;
+        }
+        let g = &j.rels[a..b];
+        if g.len() > 1 {
+            let c = class(g[0]);
+            if g[1..].iter().any(|&r| class(r) != c) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// The gains whose order a gain-map measure's extremes follow (`None`: the relevance value's
 /// order serves).
 fn gain_key(meas: &Measure, j: &JudgedRanking) -> Option<Gains> {
@@ -372,56 +488,45 @@ fn gain_key(meas: &Measure, j: &JudgedRanking) -> Option<Gains> {
     }
 }
 
-/// `j` with every tie group sorted by `key` (ascending, or descending with `desc`).
-fn sorted(
-    j: &JudgedRanking,
-    groups: &Groups,
-    key: impl Fn(i32) -> i64,
-    desc: bool,
-) -> JudgedRanking {
-    let mut s = j.clone();
-    for (a, b) in groups.iter() {
-        let g = &mut s.rels[a..b];
-        if desc {
-            g.sort_unstable_by_key(|&r| std::cmp::Reverse(key(r)));
-        } else {
-            g.sort_unstable_by_key(|&r| key(r));
-        }
-    }
-    s
-}
-
-/// [`sorted`] by a float key (gains; never NaN for finite parameters, `total_cmp` otherwise).
-fn sorted_f(
+/// `dst` = `j` with every tie group that mixes relevance values sorted by `key` (ascending,
+/// or descending with `desc`; keys are gains, never NaN for finite parameters, and
+/// `total_cmp` orders them regardless).
+fn sort_groups(
+    dst: &mut JudgedRanking,
     j: &JudgedRanking,
     groups: &Groups,
     key: impl Fn(i32) -> f64,
     desc: bool,
-) -> JudgedRanking {
-    let mut s = j.clone();
+) {
+    dst.rels.clear();
+    dst.rels.extend_from_slice(&j.rels);
+    dst.rel_levels.clear();
+    dst.rel_levels.extend_from_slice(&j.rel_levels);
+    dst.num_ret = j.num_ret;
+    dst.num_rel = j.num_rel;
+    dst.num_rel_ret = j.num_rel_ret;
+    dst.num_nonpool = j.num_nonpool;
+    dst.num_unjudged_in_pool = j.num_unjudged_in_pool;
+    dst.num_rel_levels = j.num_rel_levels;
     for (a, b) in groups.iter() {
-        let g = &mut s.rels[a..b];
+        let g = &mut dst.rels[a..b];
+        if g.len() < 2 || g.iter().all(|&r| r == g[0]) {
+            continue;
+        }
         if desc {
             g.sort_unstable_by(|&x, &y| key(y).total_cmp(&key(x)));
         } else {
             g.sort_unstable_by(|&x, &y| key(x).total_cmp(&key(y)));
         }
     }
-    s
 }
 
 /// Tie groups as `[start, end)` rank ranges covering the ranking.
-struct Groups {
-    ends: Vec<usize>,
+struct Groups<'e> {
+    ends: &'e [usize],
 }
 
-impl Groups {
-    fn new(ends: &[usize]) -> Groups {
-        Groups {
-            ends: ends.to_vec(),
-        }
-    }
-
+impl Groups<'_> {
     fn iter(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.ends
             .iter()
@@ -434,11 +539,16 @@ impl Groups {
     }
 
     /// Per rank, the mean of `f` over the rank's group: the expected value of `f` at that rank.
-    fn means(&self, rels: &[i32], f: impl Fn(i32) -> f64) -> Vec<f64> {
-        let mut out = vec![0.0; rels.len()];
+    /// Only the first `limit` ranks are filled (the means are over whole groups).
+    fn means(&self, rels: &[i32], limit: usize, f: impl Fn(i32) -> f64) -> Vec<f64> {
+        let n = limit.min(rels.len());
+        let mut out = vec![0.0; n];
         for (a, b) in self.iter() {
+            if a >= n {
+                break;
+            }
             let mean = rels[a..b].iter().map(|&r| f(r)).sum::<f64>() / (b - a) as f64;
-            out[a..b].iter_mut().for_each(|v| *v = mean);
+            out[a..b.min(n)].iter_mut().for_each(|v| *v = mean);
         }
         out
     }
@@ -581,7 +691,8 @@ fn expected(j: &JudgedRanking, g: &Groups, meas: &Measure, opts: &EvalOptions, o
             };
         }
         NdcgCut => {
-            let means = g.means(rels, |r| if r > 0 { r as f64 } else { 0.0 });
+            let top = cut.last().map_or(0, |&k| (k.max(0) as usize).min(rels.len()));
+            let means = g.means(rels, top, |r| if r > 0 { r as f64 } else { 0.0 });
             let ideal = ideal_dcg_cut(j, cut);
             let mut sum = 0.0f64;
             let mut ci = 0;
@@ -604,7 +715,7 @@ fn expected(j: &JudgedRanking, g: &Groups, meas: &Measure, opts: &EvalOptions, o
         }
         Dcg | Ndcg => {
             let gains = Gains::new(j, pairs);
-            let means = g.means(rels, |r| gains.gain(r));
+            let means = g.means(rels, usize::MAX, |r| gains.gain(r));
             let dcg: f64 = means
                 .iter()
                 .enumerate()
@@ -620,7 +731,7 @@ fn expected(j: &JudgedRanking, g: &Groups, meas: &Measure, opts: &EvalOptions, o
         Rbp => {
             let p = m::rbp_persistence(pairs);
             let gains = m::rbp_gains(&Gains::new(j, pairs));
-            let means = g.means(rels, |r| gains.gain(r));
+            let means = g.means(rels, usize::MAX, |r| gains.gain(r));
             let mut sum = 0.0f64;
             let mut cur_p = 1.0f64;
             for mg in means {
@@ -635,7 +746,7 @@ fn expected(j: &JudgedRanking, g: &Groups, meas: &Measure, opts: &EvalOptions, o
                 out[0] = 0.0;
                 return;
             }
-            let means = g.means(rels, |r| if r < 0 { 1.0 } else { 0.0 });
+            let means = g.means(rels, usize::MAX, |r| if r < 0 { 1.0 } else { 0.0 });
             let mut sum = 0.0f64;
             let mut cur_p = 1.0f64;
             for mu in means {
@@ -725,15 +836,22 @@ fn expected_ap_sums(
         } else {
             0.0
         };
+        if r == 0 {
+            // Nothing to add; record the cutoffs that fall in the group.
+            while ci < cutoffs.len() && cutoffs[ci] < b as i64 {
+                out[ci] = sum;
+                ci += 1;
+            }
+            continue;
+        }
+        let c = p * (1 + before) as f64;
         for o in 0..n {
             let i = a + o;
             while ci < cutoffs.len() && i as i64 == cutoffs[ci] {
                 out[ci] = sum;
                 ci += 1;
             }
-            if r > 0 {
-                sum += (p * (1 + before) as f64 + o as f64 * q) / (i + 1) as f64;
-            }
+            sum += (c + o as f64 * q) / (i + 1) as f64;
         }
         before += r;
     }
@@ -856,7 +974,7 @@ mod tests {
         let mut maxs = vec![f64::NEG_INFINITY; n];
         let mut sums = vec![0.0f64; n];
         let mut count = 0u64;
-        let groups: Vec<(usize, usize)> = Groups::new(ends).iter().collect();
+        let groups: Vec<(usize, usize)> = Groups { ends }.iter().collect();
         let mut cur = j.clone();
         fn rec(
             gi: usize,
