@@ -171,3 +171,37 @@ fn max_docs_through_differently_judged_ties_is_one_error_line() {
     let o = run(&["--ties", "-M", "2", "-m", "P.2", &q, &r]);
     assert_eq!(o.status.code(), Some(2), "q2's ranks 2-3 are cut");
 }
+
+#[test]
+fn compare_json_has_a_ties_object_per_run() {
+    let q = data("qrels.txt");
+    let (a, b) = (data("run.txt"), data("run-ties.txt"));
+    let o = bin()
+        .args([
+            "compare", "--json", "--ties", "-m", "map", "-m", "P.2", "-m", "infAP",
+        ])
+        .args([&q, &a, &b])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    // compare scores every judged query (-c): q3 counts, so the means are over 3 queries.
+    let plain = &runs[0]["ties"];
+    assert_eq!(plain["queries_affected"], 0);
+    assert_eq!(plain["all"]["P_2"]["min"], plain["all"]["P_2"]["max"]);
+    let tied = &runs[1]["ties"];
+    assert_eq!(tied["queries_affected"], 2);
+    assert_eq!(tied["queries_affected_per_measure"]["P_2"], 1);
+    // P_2: q1 1 in every order, q2 0 or 1/2, q3 0.
+    assert_eq!(tied["all"]["P_2"]["min"], 1.0 / 3.0);
+    assert_eq!(tied["all"]["P_2"]["max"], 0.5);
+    assert_eq!(tied["unsupported"], serde_json::json!(["infAP"]));
+    assert!(tied.get("per_query").is_none());
+    // Without --json, --ties is a usage error.
+    let o = bin()
+        .args(["compare", "--ties", &q, &a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

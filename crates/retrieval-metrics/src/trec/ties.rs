@@ -218,6 +218,11 @@ fn query_ranges_in(
             v.resize(n, 0.0);
         }
         match &gains {
+            None if meas.id == MeasureId::Map => {
+                let (lo, hi) = ap_extremes(j, &groups, opts.relevance_level);
+                sc.lo_vals[0] = lo;
+                sc.hi_vals[0] = hi;
+            }
             None => {
                 if !by_rel {
                     sort_groups(&mut sc.lo, j, &groups, f64::from, false);
@@ -231,8 +236,10 @@ fn query_ranges_in(
                 by_rel = false;
             }
         }
-        compute_measure(&sc.lo, meas, opts, &mut sc.lo_vals);
-        compute_measure(&sc.hi, meas, opts, &mut sc.hi_vals);
+        if meas.id != MeasureId::Map {
+            compute_measure(&sc.lo, meas, opts, &mut sc.lo_vals);
+            compute_measure(&sc.hi, meas, opts, &mut sc.hi_vals);
+        }
         expected(j, &groups, meas, opts, &mut sc.exp);
         let out = out.get_or_insert_with(|| {
             // Every slot starts as its value (order-free and unaffected measures keep it);
@@ -488,6 +495,28 @@ fn gain_key(meas: &Measure, j: &JudgedRanking) -> Option<Gains> {
     }
 }
 
+/// AP ([`m::average_precision`]) of the orders with every group's relevant documents last
+/// and first, without building them: the relevant ranks of those orders, visited in rank
+/// order with m_map.c's arithmetic, so both are bit-identical to AP of the sorted rankings.
+fn ap_extremes(j: &JudgedRanking, groups: &Groups, level: i64) -> (f64, f64) {
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    let mut so_far = 0i64;
+    for (a, b) in groups.iter() {
+        let r = j.rels[a..b].iter().filter(|&&x| is_rel(x, level)).count();
+        for k in 0..r {
+            let n = (so_far + k as i64 + 1) as f64;
+            hi += n / (a + k + 1) as f64;
+            lo += n / (b - r + k + 1) as f64;
+        }
+        so_far += r as i64;
+    }
+    if so_far > 0 {
+        (lo / j.num_rel as f64, hi / j.num_rel as f64)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
 /// `dst` = `j` with every tie group that mixes relevance values sorted by `key` (ascending,
 /// or descending with `desc`; keys are gains, never NaN for finite parameters, and
 /// `total_cmp` orders them regardless).
@@ -691,7 +720,9 @@ fn expected(j: &JudgedRanking, g: &Groups, meas: &Measure, opts: &EvalOptions, o
             };
         }
         NdcgCut => {
-            let top = cut.last().map_or(0, |&k| (k.max(0) as usize).min(rels.len()));
+            let top = cut
+                .last()
+                .map_or(0, |&k| (k.max(0) as usize).min(rels.len()));
             let means = g.means(rels, top, |r| if r > 0 { r as f64 } else { 0.0 });
             let ideal = ideal_dcg_cut(j, cut);
             let mut sum = 0.0f64;
