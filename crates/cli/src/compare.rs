@@ -142,6 +142,10 @@ pub(crate) struct CompareArgs {
     /// or the file stem where tags repeat); repeatable.
     #[arg(long = "name", value_name = "RUN=NAME", value_parser = parse_name)]
     pub(crate) names: Vec<(String, String)>,
+    /// Add to each run of the JSON report a "ties" object: every measure's min, max and
+    /// expected value over the orders of tied documents, as `routeval trec --ties --json`.
+    #[arg(long, requires = "json")]
+    pub(crate) ties: bool,
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
@@ -219,6 +223,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll: args.num_docs,
         per_query: true,
+        ties: args.ties,
         ..EvalOptions::default()
     };
     if let (TestArg::Family(f), Some(c)) = (args.test, args.correction) {
@@ -256,6 +261,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     let mut tags: Vec<String> = Vec::with_capacity(paths.len());
     // Printed once every input is read, so a bad input still gives exactly one stderr line.
     let mut notes: Vec<String> = Vec::new();
+    let mut ties: Vec<serde_json::Value> = Vec::new();
     for path in &paths {
         let name = common::display_name(path);
         let bytes = read_all(path)?;
@@ -264,6 +270,9 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
             trec::evaluate_bytes_with_progress(&qrels, &bytes, &name, &opts, &qrels_name, &bar)?
         };
         drop(bytes);
+        if args.ties {
+            ties.push(crate::trec::ties_json(&ev)?);
+        }
         notes.extend(trec::compared::run_only_note(&name, &ev));
         trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)
             .map_err(Failure::bad_input)?;
@@ -317,8 +326,21 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         crate::report::write_html(&args.html, &doc, stdin_used)?;
     }
     let out = if args.json {
-        let mut v = serde_json::to_vec(&report)
-            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
+        let mut v = if args.ties {
+            serde_json::to_value(&report).and_then(|mut j| {
+                if let Some(runs) = j.get_mut("runs").and_then(|r| r.as_array_mut()) {
+                    for (run, t) in runs.iter_mut().zip(ties) {
+                        if let Some(o) = run.as_object_mut() {
+                            o.insert("ties".into(), t);
+                        }
+                    }
+                }
+                serde_json::to_vec(&j)
+            })
+        } else {
+            serde_json::to_vec(&report)
+        }
+        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
         v.push(b'\n');
         v
     } else {

@@ -91,6 +91,13 @@ pub(crate) struct TrecArgs {
     /// (per_query only with -q), full precision, NaN as null.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Tie sensitivity: also give each measure's min, max and expected value over every order
+    /// of the documents that share a score (trec_eval orders them by docno). Text: one line
+    /// per summary value a tie changes, after trec_eval's lines; JSON: a "ties" object.
+    /// Measures without an exact range are named on stderr. With -M, a cut through tied
+    /// documents judged differently is an error (exit 2).
+    #[arg(long)]
+    pub(crate) ties: bool,
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
@@ -242,6 +249,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             .max_docs
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll: args.num_docs,
+        ties: args.ties,
         // --ci resamples queries and reports show distributions: they need the per-query
         // values (printed only with -q).
         per_query: args.query
@@ -293,6 +301,9 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             if n == 1 { "y" } else { "ies" }
         );
     }
+    if args.ties {
+        tie_notes(&ev, &run_name, args.json || args.nosummary);
+    }
     let intervals = args.ci.ci_level.map(|level| {
         ev.intervals(
             level,
@@ -309,7 +320,9 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     let out = if let (Some(doc), crate::report::TextFormat::Md) = (&report, args.format) {
         crate::report::markdown(doc, stdin_used).into_bytes()
     } else if args.json {
-        let view = trec::format::JsonView::new(&ev, args.query).with_summary(!args.nosummary);
+        let view = trec::format::JsonView::new(&ev, args.query)
+            .with_summary(!args.nosummary)
+            .with_ties(args.ties);
         let mut v = match &intervals {
             None => serde_json::to_vec(&view),
             Some(iv) => serde_json::to_value(&view).and_then(|mut j| {
@@ -324,6 +337,9 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         v
     } else {
         let mut t = trec::format::render_text(&ev, args.query, !args.nosummary);
+        if args.ties && !args.nosummary {
+            t.extend_from_slice(&trec::format::render_ties_text(&ev));
+        }
         if let Some(iv) = &intervals {
             t.extend_from_slice(crate::ci::render_text(iv, |x| format!("{x:.4}")).as_bytes());
         }
@@ -331,6 +347,30 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     };
     common::emit(args.output.as_ref(), &out)?;
     args.gates.apply(&ev)
+}
+
+/// `--ties`' stderr notes: the measures given no range, and (text output) that no tie changes
+/// any value when no line follows trec_eval's.
+fn tie_notes(ev: &trec::Evaluation, run_name: &str, quiet_about_none: bool) {
+    let unsupported = trec::format::tie_unsupported(ev);
+    if !unsupported.is_empty() {
+        eprintln!(
+            "note: --ties: no exact range for {} (not reported)",
+            unsupported.join(", ")
+        );
+    }
+    if let Some(t) = &ev.ties
+        && t.queries_affected == 0
+        && !quiet_about_none
+    {
+        eprintln!("note: --ties: no tie in {run_name} changes any reported measure");
+    }
+}
+
+/// The `--ties` object of `ev` (summary only), for `compare --ties`.
+pub(crate) fn ties_json(ev: &trec::Evaluation) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(trec::format::TiesView::new(ev, false))
+        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))
 }
 
 /// `-M NUM`: 0 to 10^12 documents per query. `-M 0` evaluates no document of any query, as

@@ -620,6 +620,95 @@ impl TrecEvaluator {
         self.qrels.len()
     }
 
+    /// Tie sensitivity (`routeval trec --ties`): `{qid: {measure: (min, max, expected)}}` for
+    /// every run query that has judgments, in run order: each value's smallest and largest
+    /// value and its mean over every order of the documents that share a score
+    /// (`routeval_retrieval_metrics::trec::ties`). Values of measures without an exact range
+    /// ([`tie_unsupported`](Self::tie_unsupported)) are left out. Checks the run as
+    /// [`evaluate`](Self::evaluate) does.
+    fn evaluate_ties<'py>(
+        &self,
+        py: Python<'py>,
+        run: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let opts = EvalOptions {
+            ties: true,
+            ..self.opts.clone()
+        };
+        let mut slots: Vec<(Bound<'py, PyString>, usize)> = Vec::new();
+        for meas in opts.measures.measures() {
+            if matches!(
+                trec::ties::support(meas),
+                trec::ties::TieSupport::Exact | trec::ties::TieSupport::OrderFree
+            ) {
+                for (k, name) in meas.names.iter().enumerate() {
+                    slots.push((PyString::intern(py, name), meas.offset + k));
+                }
+            }
+        }
+        let index = self.index.bind(py);
+        let out = PyDict::new(py);
+        let mut docs = Vec::new();
+        let mut judged = JudgedRanking::default();
+        let mut ends = Vec::new();
+        let mut values = vec![0.0; opts.measures.n_values()];
+        for (qid, qdocs) in run.iter() {
+            if !qid.is_instance_of::<PyString>() {
+                text(&qid, "query id")?;
+            }
+            let qdocs = qdocs.cast_into::<PyDict>().map_err(|_| {
+                type_err(format!(
+                    "run of query '{}' must be a dict {{docno: score}}",
+                    qid.str().map(|s| s.to_string()).unwrap_or_default()
+                ))
+            })?;
+            let pos = match index.get_item(&qid)? {
+                Some(p) => Some(p.extract::<usize>()?),
+                None => None,
+            };
+            docs.clear();
+            let judgments = pos.map(|p| self.judgments[p].bind(py));
+            self.scan_safe(&qid, &qdocs, judgments, &mut docs)?;
+            let Some(pos) = pos else {
+                continue;
+            };
+            values.iter_mut().for_each(|v| *v = 0.0);
+            compute_one(&self.qrels, &opts, pos, &docs, &mut judged, &mut values);
+            trec::ties::group_ends(
+                docs.iter()
+                    .take(opts.max_docs_per_topic)
+                    .map(|d| (d.key, d.rel)),
+                opts.judged_only,
+                &mut ends,
+            );
+            let ranges = if values.is_empty() {
+                None
+            } else {
+                trec::ties::query_ranges(&judged, &ends, &opts, &values)
+            };
+            let d = PyDict::new(py);
+            for (name, slot) in &slots {
+                let r = ranges
+                    .as_ref()
+                    .map_or(trec::ties::TieRange::point(values[*slot]), |r| r[*slot]);
+                d.set_item(name, (r.min, r.max, r.expected))?;
+            }
+            out.set_item(qid, d)?;
+        }
+        Ok(out)
+    }
+
+    /// The measures [`evaluate_ties`](Self::evaluate_ties) gives no range (trec_eval names).
+    fn tie_unsupported(&self) -> Vec<&'static str> {
+        self.opts
+            .measures
+            .measures()
+            .iter()
+            .filter(|m| trec::ties::support(m) == trec::ties::TieSupport::Unsupported)
+            .map(|m| m.id.name())
+            .collect()
+    }
+
     /// `{qid: {measure: value}}` for every run query that has judgments, in run order.
     fn evaluate<'py>(
         &self,

@@ -307,3 +307,59 @@ def test_many_queries_with_ties_across_batches_match_pytrec_eval():
     assert_nested_close(got, want)
     acc = rt.Accumulator(qrels, measures).add(run)
     assert acc.per_query() == got
+
+
+def _orders(groups):
+    """Every combination of the orders of each group (lists of docnos)."""
+    import itertools
+
+    return itertools.product(*(itertools.permutations(g) for g in groups))
+
+
+def test_ties_match_every_order_through_pytrec_eval():
+    # Each tie group's orders are realised for pytrec_eval by distinct score offsets; the
+    # ranges of evaluate_ties are the min, max and mean over all of them.
+    rng = random.Random(27)
+    measures = {"map", "P.1,2,3,5", "recall.3", "recip_rank", "ndcg", "ndcg_cut.3", "bpref",
+                "Rprec", "success.1,2", "iprec_at_recall", "gm_map"}
+    for case in range(6):
+        qrels, groups = {}, {}
+        for q in range(4):
+            qid = f"c{case}q{q}"
+            docs = [f"d{i}" for i in rng.sample(range(30), 8)]
+            qrels[qid] = {d: rng.choice([0, 0, 1, 2]) for d in docs[:6]}
+            qrels[qid]["never"] = 1  # a relevant document nobody retrieves
+            gs, rest = [], docs
+            while rest:
+                k = min(len(rest), rng.choice([1, 2, 3]))
+                gs.append(rest[:k])
+                rest = rest[k:]
+            groups[qid] = gs
+        tied = {q: {d: float(len(gs) - i) for i, g in enumerate(gs) for d in g}
+                for q, gs in groups.items()}
+        ev = rt.RelevanceEvaluator(qrels, measures, ties=True)
+        assert ev.ties is None
+        plain = ev.evaluate(tied)
+        assert ev.ties == ev.evaluate_ties(tied)
+        assert sorted(ev.ties_unsupported) == ["gm_map", "iprec_at_recall"]
+        ref = pytrec_eval.RelevanceEvaluator(qrels, measures)
+        for qid, gs in groups.items():
+            seen = {}
+            for combo in _orders(gs):
+                run = {qid: {d: len(gs) - i + (len(o) - p) * 1e-6
+                             for i, o in enumerate(combo) for p, d in enumerate(o)}}
+                for m, v in ref.evaluate(run)[qid].items():
+                    seen.setdefault(m, []).append(v)
+            got = ev.ties[qid]
+            assert not any(m.startswith(("iprec_at_recall", "gm_map")) for m in got)
+            for m, (lo, hi, mean) in got.items():
+                vs = seen[m]
+                assert lo == pytest.approx(min(vs), abs=1e-12), (qid, m)
+                assert hi == pytest.approx(max(vs), abs=1e-12), (qid, m)
+                assert mean == pytest.approx(sum(vs) / len(vs), rel=1e-12, abs=1e-12), (qid, m)
+                assert lo <= plain[qid][m] <= hi
+    # Without ties=True nothing is stored; evaluate_ties works anyway.
+    ev = rt.RelevanceEvaluator({"q": {"a": 1, "b": 0}}, {"recip_rank"})
+    ev.evaluate({"q": {"a": 1.0, "b": 1.0}})
+    assert ev.ties is None
+    assert ev.evaluate_ties({"q": {"a": 1.0, "b": 1.0}}) == {"q": {"recip_rank": (0.5, 1.0, 0.75)}}

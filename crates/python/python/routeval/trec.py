@@ -79,12 +79,23 @@ def _combine_measures(measures):
 
 class RelevanceEvaluator:
     """``RelevanceEvaluator(query_relevance, measures, relevance_level=1,
-    judged_docs_only_flag=False)``, as in pytrec_eval.
+    judged_docs_only_flag=False, *, trec_eval_version="9.0.8", ties=False)``, as in
+    pytrec_eval.
 
     ``query_relevance``: ``{qid: {docno: int}}``; queries without judgments are ignored.
     ``measures``: names, nicknames or parameterised names (``"map"``, ``"official"``,
     ``"P.5,10"``, ``"ndcg_cut_10"``). Raises ``TrecError`` (a ``ValueError``) for an unknown
     measure or a relevance level below 1, ``TypeError`` for wrongly typed ids or values.
+
+    Tie sensitivity (``routeval trec --ties``): trec_eval breaks a score tie by docno, which
+    is arbitrary. ``evaluate_ties(run)`` returns ``{qid: {measure: (min, max, expected)}}``:
+    each value's smallest and largest value and its exact mean over every order of the
+    documents that share a score (each tie group's orders equally likely, groups
+    independent; closed forms, README section "Tie sensitivity"). Measures without an exact
+    range (``ties_unsupported``, e.g. ``gm_map``, ``iprec_at_recall``) are left out, never
+    given a point. With ``ties=True``, ``evaluate(run)`` also stores
+    ``evaluate_ties(run)`` in ``self.ties`` (``None`` before the first call and with
+    ``ties=False``).
     """
 
     def __init__(
@@ -95,9 +106,13 @@ class RelevanceEvaluator:
         judged_docs_only_flag=False,
         *,
         trec_eval_version="9.0.8",
+        ties=False,
     ):
         if not isinstance(query_relevance, Mapping):
             raise TypeError("Argument query_relevance should be of type dictionary.")
+        self._ties = bool(ties)
+        #: With ``ties=True``: the ranges of the last ``evaluate`` (see ``evaluate_ties``).
+        self.ties = None
         qrels = query_relevance if isinstance(query_relevance, dict) else dict(query_relevance)
         qrels = {q: (d if isinstance(d, dict) else dict(d)) for q, d in qrels.items()}
         self._measures = _combine_measures(measures)
@@ -119,10 +134,31 @@ class RelevanceEvaluator:
                 f"scores must be a mapping {{qid: {{docno: score}}}}, got {type(scores).__name__}"
             )
         if not scores:
+            if self._ties:
+                self.ties = {}
             return {}
         if not isinstance(scores, dict):
             scores = {q: dict(d) for q, d in scores.items()}
-        return self._native.evaluate(scores)
+        out = self._native.evaluate(scores)
+        if self._ties:
+            self.ties = self._native.evaluate_ties(scores)
+        return out
+
+    def evaluate_ties(self, scores):
+        """``{qid: {measure: (min, max, expected)}}`` for every query of ``scores`` that has
+        judgments, in ``scores`` order: each value's range over every order of the documents
+        that share a score, and its mean over those orders (exact, not sampled). Values of
+        ``ties_unsupported`` measures are left out."""
+        if not scores:
+            return {}
+        if not isinstance(scores, dict):
+            scores = {q: dict(d) for q, d in scores.items()}
+        return self._native.evaluate_ties(scores)
+
+    @property
+    def ties_unsupported(self):
+        """Measures ``evaluate_ties`` gives no exact range (trec_eval names)."""
+        return self._native.tie_unsupported()
 
     @property
     def measure_names(self):

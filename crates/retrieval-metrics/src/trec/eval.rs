@@ -15,6 +15,7 @@ use super::parse::{
 };
 use super::rank::{JudgedRanking, key_score, score_key, score_key_for};
 use super::spec::{Aggregate, MeasureId, MeasureSet, Params};
+use super::ties::{self, TieRange, TieSummary};
 use memchr::{memchr, memchr_iter};
 use rayon::prelude::*;
 use routeval_core::progress::Unit;
@@ -40,6 +41,10 @@ pub struct EvalOptions {
     /// Which trec_eval release's definitions to follow where releases differ (default
     /// 10.0-rc3, the CLI's; pytrec-eval-terrier builds 9.0.8).
     pub version: TrecEvalVersion,
+    /// `--ties`: also compute each measure's range over the orders of tied documents
+    /// ([`super::ties`]) into [`QueryResult::ties`] and [`Evaluation::ties`]. With `-M`, a
+    /// cut through a tie group of differently judged documents is an error.
+    pub ties: bool,
 }
 
 /// A trec_eval release whose definitions an evaluation follows where releases differ.
@@ -94,6 +99,7 @@ impl Default for EvalOptions {
             num_docs_in_coll: 0,
             per_query: false,
             version: TrecEvalVersion::V10,
+            ties: false,
         }
     }
 }
@@ -107,6 +113,9 @@ pub struct QueryResult {
     pub values: Vec<f64>,
     /// `relstring`, when requested.
     pub relstring: Option<String>,
+    /// With [`EvalOptions::ties`], when some tie group mixes relevance values: the range of
+    /// every slot ([`super::ties::query_ranges`]); `None` means every range is the value.
+    pub ties: Option<Box<[TieRange]>>,
 }
 
 /// The outcome of an evaluation: summary values, and per-query values when requested.
@@ -129,6 +138,8 @@ pub struct Evaluation {
     pub judged_without_results_ids: Vec<String>,
     /// Distinct run queries without judgments (ignored, as trec_eval ignores them).
     pub run_only_queries: u64,
+    /// With [`EvalOptions::ties`]: the ranges averaged over queries.
+    pub ties: Option<TieSummary>,
 }
 
 /// How many ids of judged queries without results an [`Evaluation`] keeps for notes.
@@ -376,10 +387,28 @@ impl Accumulator for TrecAccumulator {
 /// Compute every requested measure for one query into `values` (laid out as `opts.measures`);
 /// returns the relevance string when `relstring` is requested.
 pub fn compute_query(j: &JudgedRanking, opts: &EvalOptions, values: &mut [f64]) -> Option<String> {
-    let level = opts.relevance_level;
     let mut relstring = None;
     for meas in opts.measures.measures() {
         let out = &mut values[meas.offset..meas.offset + meas.len()];
+        if let Some(s) = compute_measure(j, meas, opts, out) {
+            relstring = Some(s);
+        }
+    }
+    relstring
+}
+
+/// Compute one measure of `opts.measures` for one query into `out` (its
+/// [`Measure::len`](super::spec::Measure::len) slots); returns the relevance string for
+/// `relstring`. [`compute_query`] is this for every requested measure.
+pub fn compute_measure(
+    j: &JudgedRanking,
+    meas: &super::spec::Measure,
+    opts: &EvalOptions,
+    out: &mut [f64],
+) -> Option<String> {
+    let level = opts.relevance_level;
+    let mut relstring = None;
+    {
         let cut = || match &meas.params {
             Params::Cutoffs(c) => c.as_slice(),
             _ => &[],
@@ -484,6 +513,15 @@ enum QueryError {
         docno: Box<[u8]>,
         line: u64,
     },
+    /// `--ties` with `-M`: the cut falls inside a tie group of differently judged documents.
+    TieCut {
+        /// Position of the first document cut off.
+        pos: u64,
+        score: f64,
+        /// Size of the group and its last rank (1-based).
+        size: usize,
+        last_rank: usize,
+    },
 }
 
 #[derive(Clone, Copy, Default)]
@@ -548,6 +586,8 @@ struct Scratch<'a> {
     judged: JudgedRanking,
     table: DocTable<'a>,
     rels: Vec<Option<i32>>,
+    /// Tie group ends (`--ties`).
+    ends: Vec<usize>,
 }
 
 fn evaluate_docs<'a>(
@@ -564,6 +604,9 @@ fn evaluate_docs<'a>(
         }
     }
     rank_docs(docs);
+    if opts.ties {
+        check_tie_cut(docs, qq, opts)?;
+    }
     docs.truncate(opts.max_docs_per_topic);
     let table = &mut scratch.table;
     table.reset(qq.len() + docs.len());
@@ -603,10 +646,55 @@ fn evaluate_docs<'a>(
     );
     let mut values = vec![0.0; opts.measures.n_values()];
     let relstring = compute_query(&scratch.judged, opts, &mut values);
+    let ties = if opts.ties {
+        ties::group_ends(
+            docs.iter().zip(&scratch.rels).map(|(d, &r)| (d.key, r)),
+            opts.judged_only,
+            &mut scratch.ends,
+        );
+        ties::query_ranges(&scratch.judged, &scratch.ends, opts, &values)
+    } else {
+        None
+    };
     Ok(QueryResult {
         qid: qid.into(),
         values,
         relstring,
+        ties,
+    })
+}
+
+/// `--ties` with `-M`: refuse a cut inside a tie group whose documents are judged differently
+/// (which of them are evaluated would depend on the order of the tie). A cut through a group
+/// of equally judged documents keeps the same relevance list whatever the order.
+fn check_tie_cut(docs: &[Doc], qq: &QueryQrels, opts: &EvalOptions) -> Result<(), QueryError> {
+    let m = opts.max_docs_per_topic;
+    if m == 0 || docs.len() <= m || docs[m - 1].key != docs[m].key {
+        return Ok(());
+    }
+    let key = docs[m].key;
+    let a = docs[..m]
+        .iter()
+        .rposition(|d| d.key != key)
+        .map_or(0, |i| i + 1);
+    let b = m + docs[m..]
+        .iter()
+        .position(|d| d.key != key)
+        .unwrap_or(docs.len() - m);
+    let class = |d: &Doc| match qq.rel(d.docno) {
+        None => super::rank::REL_NONPOOL,
+        Some(r) if r < 0 => super::rank::REL_UNJUDGED,
+        Some(r) => r,
+    };
+    let first = class(&docs[a]);
+    if docs[a..b].iter().all(|d| class(d) == first) {
+        return Ok(());
+    }
+    Err(QueryError::TieCut {
+        pos: docs[m].pos,
+        score: key_score(key),
+        size: b - a,
+        last_rank: b,
     })
 }
 
@@ -698,6 +786,19 @@ fn query_error(
                 String::from_utf8_lossy(&docno)
             ),
         ),
+        QueryError::TieCut {
+            pos,
+            score,
+            size,
+            last_rank,
+        } => Error::input(
+            Location::at_line(run_source, loc.line(pos)),
+            format!(
+                "--ties: -M cuts through {size} documents of query '{q}' tied at score {score} \
+                 and judged differently (which are evaluated depends on the tie order); \
+                 use -M {last_rank} or more, or no -M"
+            ),
+        ),
     }
 }
 
@@ -714,6 +815,7 @@ fn assemble(
     run_only_queries: u64,
 ) -> Result<Evaluation, Error> {
     let mut acc = TrecAccumulator::default();
+    let mut tie_acc = opts.ties.then(|| ties::TieAccumulator::new(&opts.measures));
     let mut queries = Vec::new();
     for (i, r) in results.into_iter().enumerate() {
         match r {
@@ -729,6 +831,9 @@ fn assemble(
             }
             Some(Ok(q)) => {
                 acc.add(&q.values);
+                if let Some(t) = &mut tie_acc {
+                    t.add(&q.values, q.ties.as_deref());
+                }
                 if opts.per_query {
                     queries.push(q);
                 }
@@ -745,6 +850,7 @@ fn assemble(
     if opts.complete {
         complete_num_rel(&opts.measures, qrels, &mut summary);
     }
+    let ties = tie_acc.map(|t| t.finish(&opts.measures, opts.complete, qrels.len(), &summary));
     Ok(Evaluation {
         measures: opts.measures.clone(),
         runid,
@@ -754,6 +860,7 @@ fn assemble(
         judged_without_results: 0,
         judged_without_results_ids: Vec::new(),
         run_only_queries,
+        ties,
     })
 }
 

@@ -6,6 +6,7 @@
 
 use super::eval::Evaluation;
 use super::spec::{Aggregate, MeasureId};
+use super::ties::{TieRange, TieSupport};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::io::{self, Write};
 
@@ -122,6 +123,7 @@ pub struct JsonView<'a> {
     ev: &'a Evaluation,
     per_query: bool,
     summary: bool,
+    ties: bool,
 }
 
 impl<'a> JsonView<'a> {
@@ -131,7 +133,15 @@ impl<'a> JsonView<'a> {
             ev,
             per_query,
             summary: true,
+            ties: false,
         }
+    }
+
+    /// Whether a `"ties"` object ([`TiesView`]) follows the other keys (default false; only
+    /// for an evaluation run with [`super::eval::EvalOptions::ties`]).
+    pub fn with_ties(mut self, ties: bool) -> Self {
+        self.ties = ties;
+        self
     }
 
     /// Whether the `all` object is included (default true); false for trec_eval's `-n`
@@ -213,8 +223,182 @@ impl Serialize for JsonView<'_> {
         if self.per_query {
             map.serialize_entry("per_query", &PerQueryView(self.ev))?;
         }
+        if self.ties && self.ev.ties.is_some() {
+            map.serialize_entry(
+                "ties",
+                &TiesView::new(self.ev, self.per_query).with_summary(self.summary),
+            )?;
+        }
         map.end()
     }
+}
+
+/// The `--ties` JSON object: `{"all": {name: {"min", "max", "expected"}},
+/// "queries_affected": N, "queries_affected_per_measure": {name: n}, "unsupported": [measure],
+/// "per_query": {qid: {name: {"min", "max", "expected"}}}}`. Values of every measure
+/// [`TieSupport::Exact`] or [`TieSupport::OrderFree`], in trec_eval's print order (counts as
+/// integers, NaN as `null`); `all` aggregated as trec_eval aggregates (see
+/// [`super::ties::TieSummary::all`]); `queries_affected` counts queries where some value's
+/// range is not a point, `queries_affected_per_measure` the same per value (exact measures
+/// only); `unsupported` names the measures given no range; `per_query` only with per-query
+/// values (`-q`), `all` and the counts per value not under `-n`.
+pub struct TiesView<'a> {
+    ev: &'a Evaluation,
+    per_query: bool,
+    summary: bool,
+}
+
+impl<'a> TiesView<'a> {
+    /// View `ev`'s ranges (`ev` must come from an evaluation with `ties` set, else the view
+    /// is an empty object); `per_query` adds the per-query object.
+    pub fn new(ev: &'a Evaluation, per_query: bool) -> Self {
+        TiesView {
+            ev,
+            per_query,
+            summary: true,
+        }
+    }
+
+    /// Whether `all` and `queries_affected_per_measure` are included (default true).
+    pub fn with_summary(mut self, summary: bool) -> Self {
+        self.summary = summary;
+        self
+    }
+}
+
+/// `(measure, printed name, slot)` of every value `--ties` reports, in print order.
+pub fn tie_slots(ev: &Evaluation) -> Vec<(MeasureId, &str, usize)> {
+    let mut out = Vec::new();
+    for meas in ev.measures.measures() {
+        if matches!(
+            super::ties::support(meas),
+            TieSupport::Exact | TieSupport::OrderFree
+        ) {
+            for (k, name) in meas.names.iter().enumerate() {
+                out.push((meas.id, name.as_str(), meas.offset + k));
+            }
+        }
+    }
+    out
+}
+
+/// The measures `--ties` gives no range ([`TieSupport::Unsupported`]), by trec_eval name.
+pub fn tie_unsupported(ev: &Evaluation) -> Vec<&'static str> {
+    ev.measures
+        .measures()
+        .iter()
+        .filter(|m| super::ties::support(m) == TieSupport::Unsupported)
+        .map(|m| m.id.name())
+        .collect()
+}
+
+struct RangeView(MeasureId, TieRange);
+
+impl Serialize for RangeView {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("min", &num(self.0, self.1.min))?;
+        map.serialize_entry("max", &num(self.0, self.1.max))?;
+        map.serialize_entry("expected", &num(self.0, self.1.expected))?;
+        map.end()
+    }
+}
+
+struct SlotsView<'a, F: Fn(usize) -> TieRange>(&'a [(MeasureId, &'a str, usize)], F);
+
+impl<F: Fn(usize) -> TieRange> Serialize for SlotsView<'_, F> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for &(id, name, slot) in self.0 {
+            map.serialize_entry(name, &RangeView(id, (self.1)(slot)))?;
+        }
+        map.end()
+    }
+}
+
+struct TieQueriesView<'a>(&'a Evaluation, &'a [(MeasureId, &'a str, usize)]);
+
+impl Serialize for TieQueriesView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ev = self.0;
+        let mut map = s.serialize_map(Some(ev.queries.len()))?;
+        for q in &ev.queries {
+            let range = |slot: usize| match &q.ties {
+                Some(r) => r[slot],
+                None => TieRange::point(q.values[slot]),
+            };
+            map.serialize_entry(&String::from_utf8_lossy(&q.qid), &SlotsView(self.1, range))?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for TiesView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        let Some(t) = &self.ev.ties else {
+            return map.end();
+        };
+        let slots = tie_slots(self.ev);
+        if self.summary {
+            map.serialize_entry("all", &SlotsView(&slots, |slot| t.all[slot]))?;
+        }
+        map.serialize_entry("queries_affected", &t.queries_affected)?;
+        if self.summary {
+            let per: Vec<(&str, u64)> = slots
+                .iter()
+                .filter(|(id, _, _)| !id.is_count())
+                .map(|&(_, name, slot)| (name, t.affected[slot]))
+                .collect();
+            map.serialize_entry("queries_affected_per_measure", &PerMeasure(&per))?;
+        }
+        map.serialize_entry("unsupported", &tie_unsupported(self.ev))?;
+        if self.per_query {
+            map.serialize_entry("per_query", &TieQueriesView(self.ev, &slots))?;
+        }
+        map.end()
+    }
+}
+
+struct PerMeasure<'a>(&'a [(&'a str, u64)]);
+
+impl Serialize for PerMeasure<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, n) in self.0 {
+            map.serialize_entry(name, n)?;
+        }
+        map.end()
+    }
+}
+
+/// The `--ties` text lines, one per summary value whose range is not a point (print order):
+/// `P_10  0.3100  [0.2900, 0.3400]  expected 0.3150  (12 queries have ties that matter)`:
+/// trec_eval's value, then the range and expected value of the summary (`%.4f`, C rounding).
+/// Empty when the evaluation has no ranges or no tie changes any value.
+pub fn render_ties_text(ev: &Evaluation) -> Vec<u8> {
+    let mut out = Vec::new();
+    let Some(t) = &ev.ties else {
+        return out;
+    };
+    for (_, name, slot) in tie_slots(ev) {
+        let r = t.all[slot];
+        if r.is_point() || t.affected[slot] == 0 {
+            continue;
+        }
+        let f = |x: f64| c_fixed4(x).trim_start().to_string();
+        let n = t.affected[slot];
+        let _ = writeln!(
+            out,
+            "{name}  {}  [{}, {}]  expected {}  ({n} {} ties that matter)",
+            f(ev.summary[slot]),
+            f(r.min),
+            f(r.max),
+            f(r.expected),
+            if n == 1 { "query has" } else { "queries have" }
+        );
+    }
+    out
 }
 
 #[cfg(test)]

@@ -921,6 +921,23 @@ pub fn rbp_persistence(pairs: &[(String, f64)]) -> f64 {
 /// lies outside. (trec_eval reads uninitialized min/max; here they are the gains' own min and
 /// max, which is what it computes whenever level 0 has gain 0, i.e. with default gains.)
 pub fn rbp(j: &JudgedRanking, gains: &Gains, p: f64) -> f64 {
+    let g = rbp_gains(gains);
+    let mut sum = 0.0f64;
+    let mut cur_p = 1.0f64;
+    for &r in &j.rels {
+        let gain = g.gain(r);
+        if gain != 0.0 {
+            sum += gain * cur_p;
+        }
+        cur_p *= p;
+    }
+    (1.0 - p) * sum
+}
+
+/// The gains [`rbp`] uses: `gains` rescaled to [0, 1] by `(g - min) / (max - min)` when any
+/// lies outside [0, 1] (m_rbp.c), else unchanged. The rescaling is increasing, so it keeps
+/// the gains' order.
+pub fn rbp_gains(gains: &Gains) -> Gains {
     let mut g = gains.clone();
     if !g.levels.is_empty() {
         let min = g.levels.iter().map(|e| e.2).fold(f64::INFINITY, f64::min);
@@ -935,16 +952,7 @@ pub fn rbp(j: &JudgedRanking, gains: &Gains, p: f64) -> f64 {
             }
         }
     }
-    let mut sum = 0.0f64;
-    let mut cur_p = 1.0f64;
-    for &r in &j.rels {
-        let gain = g.gain(r);
-        if gain != 0.0 {
-            sum += gain * cur_p;
-        }
-        cur_p *= p;
-    }
-    (1.0 - p) * sum
+    g
 }
 
 /// RBP residual (`rbp_resid`, m_rbp_resid.c): `p^n + (1 - p) * sum over unjudged retrieved of

@@ -14,6 +14,8 @@
 //! * [`spec`]: the measure table, nicknames and `-m name.params` parsing ([`MeasureSet`]).
 //! * [`eval`]: the evaluation loop, `-c` handling and the mergeable [`TrecAccumulator`].
 //! * [`format`](mod@format): trec_eval's text output and the JSON form.
+//! * [`ties`]: tie sensitivity, each measure's min, max and expected value over every order
+//!   of the documents that share a score (`--ties`).
 //!
 //! ```
 //! use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
@@ -34,6 +36,7 @@ pub mod measures;
 pub mod parse;
 pub mod rank;
 pub mod spec;
+pub mod ties;
 
 pub use eval::{
     EvalOptions, Evaluation, QueryResult, TrecAccumulator, TrecEvalVersion, compute_query,
