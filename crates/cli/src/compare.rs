@@ -142,9 +142,11 @@ pub(crate) struct CompareArgs {
     /// or the file stem where tags repeat); repeatable.
     #[arg(long = "name", value_name = "RUN=NAME", value_parser = parse_name)]
     pub(crate) names: Vec<(String, String)>,
-    /// Add to each run of the JSON report a "ties" object: every measure's min, max and
-    /// expected value over the orders of tied documents, as `routeval trec --ties --json`.
-    #[arg(long, requires = "json")]
+    /// Tie sensitivity: each run's min, max and expected value of every measure over the
+    /// orders of tied documents (as `routeval trec --ties`): a "ties" object per run in
+    /// --json, a "Tie sensitivity" table (the runs and measures whose range is not a point) in
+    /// the text, Markdown, LaTeX and HTML faces.
+    #[arg(long)]
     pub(crate) ties: bool,
     /// Write the output to PATH instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
@@ -315,8 +317,14 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     for n in &report.notes {
         eprintln!("note: {n}");
     }
+    let tie_blocks: Vec<ExtraBlock> = if args.ties {
+        vec![tie_block(&report, &ties)]
+    } else {
+        Vec::new()
+    };
     if args.html.html.is_some() {
         let mut doc = crate::report::compare::document(&report, &systems);
+        crate::report::compare::push_blocks(&mut doc, "Tie sensitivity", &tie_blocks);
         doc.notes.clone_from(&notes);
         doc.notes
             .extend(report.notes.iter().map(|n| format!("note: {n}")));
@@ -344,7 +352,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         v.push(b'\n');
         v
     } else {
-        render(&report, args.format)?.into_bytes()
+        render(&report, args.format, &tie_blocks)?.into_bytes()
     };
     common::emit(args.output.as_ref(), &out)?;
     if args.fail_if_worse {
@@ -502,7 +510,11 @@ pub(crate) fn num(x: f64) -> String {
     }
 }
 
-fn render(report: &ComparisonReport, format: TableFormat) -> Result<String, Failure> {
+fn render(
+    report: &ComparisonReport,
+    format: TableFormat,
+    more: &[ExtraBlock],
+) -> Result<String, Failure> {
     let marks = better_than(report);
     let mut header: Vec<String> = vec!["#".into(), "run".into()];
     header.extend(report.measures.iter().cloned());
@@ -537,7 +549,8 @@ run ({}, alpha {}).",
         test_label(report),
         report.alpha
     );
-    let extra = many_systems_blocks(report);
+    let mut extra = many_systems_blocks(report);
+    extra.extend(more.iter().cloned());
     // Comparisons with no evidence behind them (one query, zero variance, NaN values).
     let mut notes = String::new();
     for (a, b, m, c) in report.comparisons() {
@@ -794,8 +807,9 @@ fn text_table(header: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
-/// One extra table of the many-systems analyses (ANOVA, groups, risk), shared by every face
-/// of the report (text, Markdown, LaTeX, HTML).
+/// One extra table of the many-systems analyses (ANOVA, groups, risk, tie ranges), shared by
+/// every face of the report (text, Markdown, LaTeX, HTML).
+#[derive(Debug, Clone)]
 pub(crate) struct ExtraBlock {
     /// Heading.
     pub(crate) title: String,
@@ -805,6 +819,72 @@ pub(crate) struct ExtraBlock {
     pub(crate) rows: Vec<Vec<String>>,
     /// A line under the table (how to read it), if any.
     pub(crate) note: Option<String>,
+}
+
+/// The "Tie sensitivity" table from each run's `--ties` object (the JSON of
+/// `trec::format::TiesView`, one per run in report order): the runs and measures whose range
+/// over the orders of tied documents is not a point.
+fn tie_block(report: &ComparisonReport, ties: &[serde_json::Value]) -> ExtraBlock {
+    let header = [
+        "run",
+        "measure",
+        "value",
+        "min",
+        "max",
+        "expected",
+        "queries with ties that matter",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for (run, t) in report.runs.iter().zip(ties) {
+        for (m, name) in report.measures.iter().enumerate() {
+            let r = &t["all"][name];
+            let (Some(lo), Some(hi), Some(e)) =
+                (r["min"].as_f64(), r["max"].as_f64(), r["expected"].as_f64())
+            else {
+                continue;
+            };
+            if lo == hi {
+                continue;
+            }
+            rows.push(vec![
+                run.name.clone(),
+                name.clone(),
+                num(run.means[m]),
+                num(lo),
+                num(hi),
+                num(e),
+                t["queries_affected_per_measure"][name]
+                    .as_u64()
+                    .unwrap_or(0)
+                    .to_string(),
+            ]);
+        }
+    }
+    let unsupported: Vec<String> = ties
+        .first()
+        .and_then(|t| t["unsupported"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut note = if rows.is_empty() {
+        "No tie changes any compared measure of any run.".to_string()
+    } else {
+        "min / max / expected over every order of the documents that share a score (each group's orders equally likely); value = trec_eval's (ties by docno).".to_string()
+    };
+    if !unsupported.is_empty() {
+        note.push_str(&format!(" No exact range for: {}.", unsupported.join(", ")));
+    }
+    ExtraBlock {
+        title: "Tie sensitivity".into(),
+        header,
+        rows,
+        note: Some(note),
+    }
 }
 
 /// A value or `n/a` (undefined statistics are `null` in JSON).

@@ -432,3 +432,43 @@ fn names_set_display_names_and_markdown_escapes_them() {
         assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
     }
 }
+
+/// `compare --ties`: the JSON's tie ranges and the "Tie sensitivity" table of every other face
+/// carry the same numbers.
+#[test]
+fn tie_ranges_appear_in_every_face() {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trec");
+    let mut base = vec!["compare".to_string()];
+    for f in ["qrels.txt", "run.txt", "run-ties.txt"] {
+        base.push(d.join(f).display().to_string());
+    }
+    base.extend(["--ties", "-m", "recip_rank", "--no-ci"].map(String::from));
+    let mut j = base.clone();
+    j.push("--json".into());
+    let v = json(&j);
+    let r = &v["runs"][1]["ties"]["all"]["recip_rank"];
+    let (lo, hi, e) = (
+        r["min"].as_f64().unwrap(),
+        r["max"].as_f64().unwrap(),
+        r["expected"].as_f64().unwrap(),
+    );
+    assert!(lo < hi, "{r}");
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("t.html");
+    let mut faces = Vec::new();
+    for fmt in ["text", "md", "latex"] {
+        let mut a = base.clone();
+        a.extend(["--format".to_string(), fmt.to_string()]);
+        faces.push(String::from_utf8(run(&a, "2").stdout).unwrap());
+    }
+    let mut a = base.clone();
+    a.extend(["--html".to_string(), html.display().to_string()]);
+    assert!(run(&a, "2").status.success());
+    faces.push(std::fs::read_to_string(&html).unwrap());
+    for f in &faces {
+        assert!(f.contains("Tie sensitivity"), "{f}");
+        for x in [lo, hi, e] {
+            assert!(f.contains(&format!("{x:.4}")), "{x:.4} missing:\n{f}");
+        }
+    }
+}

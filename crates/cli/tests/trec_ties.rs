@@ -198,10 +198,15 @@ fn compare_json_has_a_ties_object_per_run() {
     assert_eq!(tied["all"]["P_2"]["max"], 0.5);
     assert_eq!(tied["unsupported"], serde_json::json!(["infAP"]));
     assert!(tied.get("per_query").is_none());
-    // Without --json, --ties is a usage error.
+    // Without --json, the table gains a "Tie sensitivity" block with the same ranges.
     let o = bin()
-        .args(["compare", "--ties", &q, &a, &b])
+        .args(["compare", "--ties", "-m", "P.2", &q, &a, &b])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Tie sensitivity") && text.contains("0.3333") && text.contains("0.5000"),
+        "{text}"
+    );
 }

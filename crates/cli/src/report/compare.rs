@@ -197,6 +197,25 @@ pub(crate) fn document(report: &ComparisonReport, systems: &[SystemScores]) -> D
     doc
 }
 
+/// A section of `blocks` (tables with their notes) titled `title`; nothing when empty.
+pub(crate) fn push_blocks(doc: &mut Document, title: &str, blocks: &[crate::compare::ExtraBlock]) {
+    if blocks.is_empty() {
+        return;
+    }
+    let mut sec = Section::new(title);
+    for b in blocks {
+        let mut t = Table::new(b.header.clone()).caption(b.title.clone());
+        for r in &b.rows {
+            t.row(r.clone());
+        }
+        sec.push(t);
+        if let Some(n) = &b.note {
+            sec.push(n.clone());
+        }
+    }
+    doc.sections.push(sec);
+}
+
 /// The ANOVA, compact letters and risk tables (the same blocks as the text, Markdown and LaTeX
 /// faces), and per run and measure the loss-weighted per-query differences as sorted bars.
 fn many_systems(doc: &mut Document, report: &ComparisonReport, systems: &[SystemScores]) {
