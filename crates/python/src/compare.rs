@@ -140,7 +140,7 @@ fn report_out(report: &ComparisonReport) -> PyResult<ReportOut> {
 /// (the baseline), or every pair. Returns the `--json` text, the runs significantly worse
 /// than the baseline (`--fail-if-worse`'s failures) and the CLI's stderr notes.
 #[pyfunction]
-#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=42, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new(), names=Vec::new()))]
+#[pyo3(signature = (qrels_path, run_paths, measures=None, relevance_level=1, judged_only=false, num_docs_in_coll=0, max_docs_per_topic=None, test="t", iterations=10_000, seed=42, correction=None, alpha=0.05, ci=Some(0.95), bootstrap=1000, all_pairs=false, anova=false, risk=Vec::new(), names=Vec::new(), ties=false))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn compare_trec_files(
     py: Python<'_>,
@@ -162,6 +162,7 @@ fn compare_trec_files(
     anova: bool,
     risk: Vec<f64>,
     names: Vec<(String, String)>,
+    ties: bool,
 ) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>)> {
     let measure_args: Vec<String> = match measures {
         Some(m) if !m.is_empty() => m,
@@ -181,6 +182,7 @@ fn compare_trec_files(
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
         num_docs_in_coll,
         per_query: true,
+        ties,
         ..EvalOptions::default()
     };
     if run_paths.len() < 2 {
@@ -190,7 +192,7 @@ fn compare_trec_files(
     }
     let result = interruptible(
         py,
-        move || -> Result<(ComparisonReport, Vec<String>), String> {
+        move || -> Result<(ComparisonReport, Vec<String>, Vec<serde_json::Value>), String> {
             let read = |p: &Path| {
                 std::fs::read(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
             };
@@ -200,11 +202,19 @@ fn compare_trec_files(
             let mut systems: Vec<SystemScores> = Vec::with_capacity(run_paths.len());
             let mut tags: Vec<String> = Vec::with_capacity(run_paths.len());
             let mut notes = Vec::new();
+            let mut tie_views = Vec::new();
             for path in &run_paths {
                 let name = path.display().to_string();
                 let ev = trec::evaluate_bytes(&qrels, &read(path)?, &name, &opts, &qrels_name)
                     .map_err(|e| e.to_string())?;
                 notes.extend(trec::compared::run_only_note(&name, &ev));
+                if ties {
+                    // The same object as `routeval compare --ties --json`.
+                    tie_views.push(
+                        serde_json::to_value(trec::format::TiesView::new(&ev, false))
+                            .map_err(|e| e.to_string())?,
+                    );
+                }
                 trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)?;
                 notes.extend(trec::compared::missing_results_note(&name, &ev, qrels.len()));
                 let path = path.display().to_string();
@@ -222,12 +232,23 @@ fn compare_trec_files(
             trec::compared::rename_systems(&mut systems, &names)?;
             let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
             let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
-            Ok((report, notes))
+            Ok((report, notes, tie_views))
         },
     )?;
-    let (report, notes) = result.map_err(err)?;
+    let (report, notes, tie_views) = result.map_err(err)?;
     let (json, worse) = report_out(&report)?;
-    Ok((json, worse, notes))
+    if !ties {
+        return Ok((json, worse, notes));
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&json).map_err(err)?;
+    if let Some(runs) = v.get_mut("runs").and_then(|r| r.as_array_mut()) {
+        for (run, t) in runs.iter_mut().zip(tie_views) {
+            if let Some(o) = run.as_object_mut() {
+                o.insert("ties".into(), t);
+            }
+        }
+    }
+    Ok((v.to_string(), worse, notes))
 }
 
 /// `routeval_stats::compare_systems` on per-unit scores computed elsewhere: `systems` is

@@ -60,6 +60,12 @@ CASES = {
         ("compare", "compare_runs", ["compare/qrels", RUNS[0], RUNS[1:]],
          {"test": "randomized-tukey", "iterations": 3000, "seed": 4, "ci": None, "measures": ["map"]}),
     ),
+    "compare_ties": (
+        ["compare", "trec/qrels.txt", "trec/run.txt", "trec/run-ties.txt", "--ties", "--no-ci",
+         "-m", "recip_rank", "-m", "P.5", "--json"],
+        ("compare", "compare_runs", ["trec/qrels.txt", "trec/run.txt", ["trec/run-ties.txt"]],
+         {"ties": True, "ci": None, "measures": ["recip_rank", "P.5"]}),
+    ),
     "frontier_hull": (
         ["frontier", "frontier/points.jsonl", "--json"],
         ("frontier", "frontier", ["frontier/points.jsonl"], {}),

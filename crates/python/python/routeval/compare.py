@@ -269,6 +269,7 @@ def compare_runs(
     anova=False,
     risk=(),
     names=None,
+    ties=False,
 ):
     """``routeval compare QRELS BASELINE RUN... [-m M]... --json`` as a ``ComparisonReport``.
 
@@ -276,7 +277,9 @@ def compare_runs(
     ``DEFAULT_MEASURES``; measures without per-query values (``gm_map``, ``num_q``) raise.
     Files are plain text (the CLI also reads compressed files). Runs are named by their run
     tag, by the file stem where tags repeat; ``names={run path or name: display name}`` is the
-    CLI's ``--name RUN=NAME``. A run with no results for some judged queries gets a note
+    CLI's ``--name RUN=NAME``; ``ties=True`` (``--ties``) adds each run's ``"ties"`` object
+    (min / max / expected of every measure over the orders of tied documents) to
+    ``to_dict()``. A run with no results for some judged queries gets a note
     naming them; one with results for none of them raises. Raises ``CompareError`` (a
     ``ValueError``) with the CLI's message for bad input."""
     if isinstance(run_paths, (str, os.PathLike)):
@@ -295,6 +298,7 @@ def compare_runs(
             test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk
         ),
         names=[(os.fspath(k), str(v)) for k, v in (names or {}).items()],
+        ties=bool(ties),
     )
     return ComparisonReport._from_native(text, worse, notes)
 
