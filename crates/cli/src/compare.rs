@@ -226,7 +226,6 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         num_docs_in_coll: args.num_docs,
         per_query: true,
         ties: args.ties,
-        ..EvalOptions::default()
     };
     if let (TestArg::Family(f), Some(c)) = (args.test, args.correction) {
         return Err(Failure::bad_input(format!(

@@ -256,7 +256,6 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             || args.ci.ci_level.is_some()
             || args.html.html.is_some()
             || args.format == crate::report::TextFormat::Md,
-        ..EvalOptions::default()
     };
     let qrels_name = common::display_name(&args.qrels);
     let run_name = common::display_name(&args.run);
