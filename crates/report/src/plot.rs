@@ -378,7 +378,7 @@ fn whisker_colours(bar: RGBColor) -> (RGBColor, RGBColor) {
 /// Draw `plot` as an SVG document (a string starting with `<svg`).
 ///
 /// Text is at least 11 px at the default width (720 px); tick labels carry no floating-point
-/// noise ([`TickFormat`]); the legend is a strip below the plotting area, never over the
+/// noise (the private `TickFormat`); the legend is a strip below the plotting area, never over the
 /// data; interval whiskers are drawn in a colour contrasting with their bar, with a halo.
 ///
 /// Errors: [`ReportError::Plot`] when plotters fails (it does not on valid input: non-finite
