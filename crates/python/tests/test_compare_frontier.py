@@ -51,7 +51,8 @@ def test_compare_report_is_typed(monkeypatch):
     assert c.delta == d["runs"][1]["vs_baseline"]["map"]["delta"]
     assert c.wins + c.ties + c.losses == report.queries == 12
     assert c.ci[0] <= c.delta <= c.ci[1]
-    assert len(report.notes) == 3 and "1 query without judgments ignored" in report.notes[0]
+    assert len(report.notes) == 4 and "1 query without judgments ignored" in report.notes[0]
+    assert "no results for 1 of 12 judged queries (q003)" in report.notes[1]
     assert report.ok == (report.significantly_worse() == [])
 
 
