@@ -449,17 +449,22 @@ pub fn compare_systems(
     let jobs: Vec<(usize, usize)> = (0..pairs.len())
         .flat_map(|p| (0..n_m).map(move |m| (p, m)))
         .collect();
-    let diffs: Vec<Vec<f64>> = jobs
-        .iter()
-        .map(|&(p, m)| {
-            let (a, b) = pairs[p];
-            systems[b].scores[m]
-                .iter()
-                .zip(&systems[a].scores[m])
-                .map(|(x, y)| x - y)
-                .collect()
-        })
-        .collect();
+    let make_diff = |&(p, m): &(usize, usize)| -> Vec<f64> {
+        let (a, b) = pairs[p];
+        systems[b].scores[m]
+            .iter()
+            .zip(&systems[a].scores[m])
+            .map(|(x, y)| x - y)
+            .collect()
+    };
+    // A family test over k(k − 1)/2 pairs needs each pair's differences only for its effect
+    // size: made per job and dropped, not kept for the whole table.
+    let keep_diffs = opts.family.is_none();
+    let diffs: Vec<Vec<f64>> = if keep_diffs {
+        jobs.iter().map(make_diff).collect()
+    } else {
+        Vec::new()
+    };
     // Per measure, the systems × queries table (for the ANOVA, Tukey and GeoRisk).
     let tables: Vec<Vec<&[f64]>> = (0..n_m)
         .map(|m| systems.iter().map(|s| s.scores[m].as_slice()).collect())
@@ -509,15 +514,29 @@ pub fn compare_systems(
         }
         _ => None,
     };
-    let raw: Vec<(f64, Option<f64>)> = jobs
+    // (p-value, effect size, why a paired test had no evidence).
+    let raw: Vec<(f64, Option<f64>, Option<&'static str>)> = jobs
         .par_iter()
-        .zip(&diffs)
-        .map(|(&(p, m), d)| {
-            let pv = match &family_p {
-                Some(fp) => fp[m][p],
-                None => opts.test.p_value(d, opts.iterations, opts.seed),
+        .enumerate()
+        .map(|(j, job)| {
+            let owned;
+            let d: &[f64] = if keep_diffs {
+                &diffs[j]
+            } else {
+                owned = make_diff(job);
+                &owned
             };
-            (pv, cohens_dz(d))
+            let (p, m) = *job;
+            match &family_p {
+                // The family test's evidence is the whole table (its MSE or permutations),
+                // not this pair's differences: no paired-test note.
+                Some(fp) => (fp[m][p], cohens_dz(d), None),
+                None => (
+                    opts.test.p_value(d, opts.iterations, opts.seed),
+                    cohens_dz(d),
+                    crate::degeneracy(d).map(crate::Degenerate::reason),
+                ),
+            }
         })
         .collect();
     // CIs of every mean difference from the same resamples (rows = units, columns = jobs).
@@ -584,7 +603,7 @@ pub fn compare_systems(
                 wins: wtl.wins,
                 ties: wtl.ties,
                 losses: wtl.losses,
-                note: crate::degeneracy(&diffs[j]).map(crate::Degenerate::reason),
+                note: raw[j].2,
                 ci_degenerate: cis.as_ref().and_then(|c| c[j].degenerate()),
             }
         })
