@@ -42,29 +42,7 @@ fn routeval(args: &[&str]) -> (String, String) {
 /// A GQR build directory (manifest + id_test + ood_test) from `examples/data/gqr/rows.jsonl`
 /// (as `reports.rs` makes it).
 fn gqr_build(dir: &Path) -> String {
-    let text = std::fs::read_to_string(root().join("examples/data/gqr/rows.jsonl")).unwrap();
-    let (mut id, mut ood) = (String::new(), String::new());
-    for l in text.lines() {
-        let t = if l.contains("\"id_test/") {
-            &mut id
-        } else {
-            &mut ood
-        };
-        t.push_str(l);
-        t.push('\n');
-    }
-    let manifest = format!(
-        r#"{{"build": "gqr", "registry_blake3": "-", "files": [
-        {{"path": "id_test.jsonl", "rows": {}, "blake3": "-"}},
-        {{"path": "ood_test.jsonl", "rows": {}, "blake3": "-"}}],
-        "missing": [], "datasets": [], "warnings": []}}"#,
-        id.lines().count(),
-        ood.lines().count()
-    );
-    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
-    std::fs::write(dir.join("id_test.jsonl"), id).unwrap();
-    std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
-    dir.to_string_lossy().into_owned()
+    routeval_test_support::gqr::example_build(dir, &[])
 }
 
 /// How a JSON number is printed in a headline.

@@ -194,29 +194,7 @@ fn crb_eval_fail_under() {
 
 /// A GQR build directory from the shipped example rows (ID rows and OOD rows).
 pub fn example_build(dir: &Path) -> String {
-    let text = std::fs::read_to_string(ex("gqr/rows.jsonl")).unwrap();
-    let (mut id, mut ood) = (String::new(), String::new());
-    for l in text.lines() {
-        if l.contains("\"id_test/") {
-            id.push_str(l);
-            id.push('\n');
-        } else {
-            ood.push_str(l);
-            ood.push('\n');
-        }
-    }
-    let manifest = format!(
-        r#"{{"build": "gqr", "registry_blake3": "-", "files": [
-        {{"path": "id_test.jsonl", "rows": {}, "blake3": "-"}},
-        {{"path": "ood_test.jsonl", "rows": {}, "blake3": "-"}}],
-        "missing": [], "datasets": [], "warnings": []}}"#,
-        id.lines().count(),
-        ood.lines().count()
-    );
-    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
-    std::fs::write(dir.join("id_test.jsonl"), id).unwrap();
-    std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
-    dir.to_string_lossy().into_owned()
+    routeval_test_support::gqr::example_build(dir, &[])
 }
 
 #[test]

@@ -347,30 +347,7 @@ fn html_and_output_on_one_file_are_refused() {
 
 /// A GQR build directory (manifest + id_test + ood_test) from `examples/data/gqr/rows.jsonl`.
 fn gqr_build(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(root().join("examples/data/gqr/rows.jsonl")).unwrap();
-    let (mut id, mut ood) = (String::new(), String::new());
-    for l in text.lines() {
-        let t = if l.contains("\"id_test/") {
-            &mut id
-        } else {
-            &mut ood
-        };
-        t.push_str(l);
-        t.push('\n');
-    }
-    let manifest = format!(
-        r#"{{"build": "gqr", "registry_blake3": "-", "files": [
-        {{"path": "id_test.jsonl", "rows": {}, "blake3": "-"}},
-        {{"path": "ood_test.jsonl", "rows": {}, "blake3": "-"}}],
-        "missing": [], "datasets": [], "warnings": []}}"#,
-        id.lines().count(),
-        ood.lines().count()
-    );
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
-    std::fs::write(dir.join("id_test.jsonl"), id).unwrap();
-    std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
-    dir.to_path_buf()
+    routeval_test_support::gqr::example_build(dir, &[]).into()
 }
 
 #[test]

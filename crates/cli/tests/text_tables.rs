@@ -33,33 +33,7 @@ fn stdout(args: &[&str]) -> String {
 /// A GQR build of the shipped example rows (ID test + OOD sets), with `missing` in its
 /// manifest (`(set, reason)`).
 fn gqr_build(dir: &Path, missing: &[(&str, &str)]) -> String {
-    let text = std::fs::read_to_string(root().join("examples/data/gqr/rows.jsonl")).unwrap();
-    let (mut id, mut ood) = (String::new(), String::new());
-    for l in text.lines() {
-        let t = if l.contains("\"id_test/") {
-            &mut id
-        } else {
-            &mut ood
-        };
-        t.push_str(l);
-        t.push('\n');
-    }
-    let missing: Vec<serde_json::Value> = missing
-        .iter()
-        .map(|(n, r)| serde_json::json!({"name": n, "reason": r}))
-        .collect();
-    let manifest = serde_json::json!({
-        "build": "gqr", "registry_blake3": "-",
-        "files": [
-            {"path": "id_test.jsonl", "rows": id.lines().count(), "blake3": "-"},
-            {"path": "ood_test.jsonl", "rows": ood.lines().count(), "blake3": "-"}
-        ],
-        "missing": missing, "datasets": [], "warnings": []
-    });
-    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    std::fs::write(dir.join("id_test.jsonl"), id).unwrap();
-    std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
-    dir.to_string_lossy().into_owned()
+    routeval_test_support::gqr::example_build(dir, missing)
 }
 
 #[test]

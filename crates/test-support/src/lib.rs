@@ -10,9 +10,11 @@
 //! * [`pyfloat`]: the GQR goldens' `{"repr", "hex"}` float spelling (CPython `repr` and
 //!   `float.hex`), so GQR values go through the same strict comparison;
 //! * [`golden`]: reading golden files and globbing golden folders, with count guards so a
-//!   deleted or emptied file fails the test that reads it.
+//!   deleted or emptied file fails the test that reads it;
+//! * [`gqr`]: the example GQR build the CLI suites score against.
 
 pub mod golden;
+pub mod gqr;
 pub mod json;
 pub mod pydump;
 pub mod pyfloat;
