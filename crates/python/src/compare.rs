@@ -216,7 +216,11 @@ fn compare_trec_files(
                     );
                 }
                 trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)?;
-                notes.extend(trec::compared::missing_results_note(&name, &ev, qrels.len()));
+                notes.extend(trec::compared::missing_results_note(
+                    &name,
+                    &ev,
+                    qrels.len(),
+                ));
                 let path = path.display().to_string();
                 systems.push(trec::compared::system_scores(
                     &ev,
