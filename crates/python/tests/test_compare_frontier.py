@@ -180,3 +180,11 @@ def test_frontier_errors_name_the_point():
     assert rf.ndch([(1.0, 0.5), (2.0, 0.6)], method="routerbench") is None
     with pytest.raises(rf.FrontierError, match="negative"):
         rf.pareto([(-1.0, 0.5)])
+
+
+def test_frontier_missing_file_is_a_frontier_error(tmp_path):
+    # Issue 24: the documented FrontierError (a ValueError), not FileNotFoundError.
+    with pytest.raises(rf.FrontierError, match="cannot read"):
+        rf.frontier(tmp_path / "nope.jsonl")
+    with pytest.raises(rf.FrontierError, match="cannot read"):
+        rf.strong_share(str(tmp_path), 0.5, 0.8)

@@ -47,8 +47,12 @@ def _jsonl(points):
     """``(bytes, source)`` of the points as JSON Lines."""
     if isinstance(points, (str, os.PathLike)):
         path = os.fspath(points)
-        with open(path, "rb") as f:
-            return f.read(), path
+        try:
+            with open(path, "rb") as f:
+                return f.read(), path
+        except OSError as e:
+            # The documented exception, with the CLI's wording (a missing or unreadable file).
+            raise FrontierError(f"{path}: cannot read: {e.strerror or e}") from e
     if hasattr(points, "to_dict") and hasattr(points, "columns"):  # a pandas DataFrame
         points = points.to_dict(orient="records")
     lines = []
