@@ -188,3 +188,18 @@ def test_frontier_missing_file_is_a_frontier_error(tmp_path):
         rf.frontier(tmp_path / "nope.jsonl")
     with pytest.raises(rf.FrontierError, match="cannot read"):
         rf.strong_share(str(tmp_path), 0.5, 0.8)
+
+
+def test_compare_report_to_frame_is_the_csv_face(monkeypatch):
+    monkeypatch.chdir(EXAMPLES)
+    r = rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run", "compare/noisy.run"],
+                        ["map", "P.10"])
+    df = r.to_frame()
+    assert list(df.columns)[:6] == ["baseline", "run", "measure", "baseline_mean", "run_mean", "delta"]
+    assert len(df) == 4
+    row = df[(df.run == "better") & (df.measure == "map")].iloc[0]
+    assert row.p_value == r.runs[1].vs_baseline["map"].p_value
+    assert row.ci_low == r.runs[1].vs_baseline["map"].ci[0]
+    t = rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run", "compare/noisy.run"],
+                        ["map"], test="tukey")
+    assert len(t.to_frame()) == 3  # every pair

@@ -190,6 +190,34 @@ class ComparisonReport:
         """The report as ``routeval compare --json`` prints it (a fresh copy)."""
         return json.loads(json.dumps(self._dict))
 
+    def to_frame(self):
+        """One row per comparison, as ``routeval compare --format csv`` (``baseline``, ``run``,
+        ``measure``, ``baseline_mean``, ``run_mean``, ``delta``, ``p_value``, ``p_adjusted``,
+        ``significant``, ``effect_size``, ``ci_low``, ``ci_high``, ``wins``, ``ties``,
+        ``losses``): every pair with ``all_pairs`` or a Tukey test, else each run against the
+        baseline. A pandas DataFrame (needs pandas)."""
+        import pandas as pd
+
+        means = {r.name: r.means for r in self.runs}
+        if self.pairs is not None:
+            items = [(p.a, p.b, p.vs) for p in self.pairs]
+        else:
+            base = self.runs[0].name
+            items = [(base, r.name, r.vs_baseline) for r in self.runs[1:]]
+        rows = []
+        for a, b, vs in items:
+            for m, c in vs.items():
+                rows.append({
+                    "baseline": a, "run": b, "measure": m,
+                    "baseline_mean": means[a][m], "run_mean": means[b][m],
+                    "delta": c.delta, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+                    "significant": c.significant, "effect_size": c.effect_size,
+                    "ci_low": None if c.ci is None else c.ci[0],
+                    "ci_high": None if c.ci is None else c.ci[1],
+                    "wins": c.wins, "ties": c.ties, "losses": c.losses,
+                })
+        return pd.DataFrame(rows)
+
     def significantly_worse(self):
         """``[(run name, measure)]`` of the runs significantly worse than the baseline (a
         negative delta, significant after the correction): ``--fail-if-worse``'s failures."""
