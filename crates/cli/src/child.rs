@@ -226,10 +226,20 @@ impl LineChild {
         // Wait in slices: once the request could not be written (the command closed its
         // stdin), an answer can only be one already on its way, so wait briefly, not the
         // whole deadline.
+        // Likewise once the command itself has exited: a process it left in the background
+        // may hold stdout open for good, and waiting out the deadline would then blame a
+        // "hang" on a command that exited.
         let mut deadline = deadline;
         let mut shortened = false;
+        let mut exited: Option<ExitStatus> = None;
         loop {
-            if !shortened && (!sent || self.write_error().is_some()) {
+            if exited.is_none()
+                && let Ok(Some(status)) = self.child.try_wait()
+            {
+                exited = Some(status);
+                shortened = false;
+            }
+            if !shortened && (!sent || self.write_error().is_some() || exited.is_some()) {
                 deadline = deadline.min(Instant::now() + Duration::from_millis(500));
                 shortened = true;
             }
@@ -242,6 +252,9 @@ impl LineChild {
                 Ok(Err(e)) => return Err(AskError::Read(e.to_string())),
                 Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
                 Err(RecvTimeoutError::Timeout) => {
+                    if let Some(status) = exited {
+                        return Err(AskError::Closed(Some(status)));
+                    }
                     return match self.write_error() {
                         Some(e) => Err(AskError::NotReading(e)),
                         None if !sent => Err(AskError::NotReading("stdin closed".into())),
@@ -261,11 +274,24 @@ impl LineChild {
     /// requests).
     pub(crate) fn finish(mut self, grace: Duration) -> usize {
         drop(self.to_child.take());
-        let end = Instant::now() + grace;
+        let mut end = Instant::now() + grace;
+        let mut exited = false;
         let mut extra = 0;
         loop {
-            let left = end.saturating_duration_since(Instant::now());
+            // Once the command has exited, lines still in the pipe arrive at once; a process
+            // it left in the background may hold stdout open, so do not wait out the grace.
+            if !exited && matches!(self.child.try_wait(), Ok(Some(_))) {
+                exited = true;
+                end = end.min(Instant::now() + Duration::from_millis(500));
+            }
+            let left = end
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(50));
+            if left.is_zero() {
+                break;
+            }
             match self.lines.recv_timeout(left) {
+                Err(RecvTimeoutError::Timeout) => continue,
                 Ok(Ok(l)) if !l.trim().is_empty() => extra += 1,
                 Ok(Ok(_)) => {}
                 Ok(Err(_)) | Err(_) => break,
@@ -331,6 +357,16 @@ mod tests {
         assert!(matches!(e, AskError::Timeout(_)), "{e}");
         assert!(e.to_string().contains(FLUSH_HINT));
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn an_exit_is_reported_though_a_leftover_process_holds_stdout() {
+        // The shell exits 3 without answering; its background `sleep` keeps stdout open.
+        let mut c = LineChild::spawn("sleep 1000 & exit 3", Duration::from_secs(30)).unwrap();
+        let t = Instant::now();
+        let e = c.ask("x").unwrap_err();
+        assert!(matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     }
 
     #[test]
