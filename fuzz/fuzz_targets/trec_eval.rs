@@ -1,6 +1,6 @@
 //! TREC qrels + run bytes → evaluate, as `routeval trec` does. Input layout:
 //! `FLAGS QRELS \0 RUN` where the first byte picks the options (`-l`, `-c`, `-J`, `-M`,
-//! `-q`, measure set). Parsing and evaluation must never panic; the streaming path
+//! `-q`, measure set; `--ties` from the qrels' length). Parsing and evaluation must never panic; the streaming path
 //! (`evaluate_bytes`) and the materialized path (`Run::from_bytes` + `evaluate_run`) must agree
 //! on success.
 #![no_main]
@@ -41,6 +41,8 @@ fuzz_target!(|data: &[u8]| {
         per_query: true,
         // Both trec_eval versions routeval reproduces (10.0 default, 9.0.8 for pytrec_eval).
         version: if run.len() % 2 == 0 { TrecEvalVersion::V10 } else { TrecEvalVersion::V9_0_8 },
+        // `--ties` (tie ranges per query; refused where -M cuts through a tie group).
+        ties: qrels.len() % 2 == 1,
     };
     let Ok(q) = Qrels::from_bytes(qrels, "qrels") else { return };
     let streamed = evaluate_bytes(&q, run, "run", &opts, "qrels");
