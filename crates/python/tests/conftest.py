@@ -21,6 +21,20 @@ def shared_dir(*parts):
     return path
 
 
+def require(module):
+    """``import module``, as ``pytest.importorskip`` does, except that under ``CI=true`` a
+    missing module fails the test instead of skipping it (CI installs every test dependency:
+    .ci/python-test-requirements.txt), the rule ``shared_dir`` follows."""
+    if os.environ.get("CI") == "true":
+        import importlib
+
+        try:
+            return importlib.import_module(module)
+        except ImportError as e:
+            pytest.fail(f"{module} is not installed (required under CI=true): {e}")
+    return pytest.importorskip(module)
+
+
 def close(a, b, tol=1e-12):
     """Equal within ``tol`` (absolute or relative); NaN equals NaN."""
     if isinstance(a, float) and isinstance(b, float):

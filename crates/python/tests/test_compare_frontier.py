@@ -11,7 +11,7 @@ import pytest
 import routeval.compare as rc
 import routeval.frontier as rf
 from cli_cases import CASES, EXAMPLES, FIXTURES, find_cli, run_cli
-from conftest import assert_nested_close
+from conftest import assert_nested_close, require
 
 
 def _python_dict(case, monkeypatch):
@@ -157,7 +157,10 @@ def test_frontier_report_is_typed_and_in_memory_points_agree(monkeypatch):
     max_cost, aiqs = rf.aiq(hulls)
     assert max_cost == report.max_cost and aiqs == [x.aiq for x in report.systems]
     first = list(by_sys.values())[0]
-    assert [first[i] for i in rf.pareto(first)] == report.systems[0].pareto
+    assert rf.pareto(first) == report.systems[0].pareto
+    assert [first[i] for i in rf.pareto_indices(first)] == report.systems[0].pareto
+    # ndch and pareto return the same shape: (cost, quality) points.
+    assert all(isinstance(p, tuple) and len(p) == 2 for p in rf.pareto(first) + rf.ndch(first))
 
 
 def test_strong_share_report_is_typed(monkeypatch):
@@ -165,6 +168,16 @@ def test_strong_share_report_is_typed(monkeypatch):
     assert report.weak == 0.5 and report.strong == 0.8
     assert set(report.systems[0].cpt) == {20, 50, 80}
     assert report.systems[0].auc == d["systems"][0]["auc"]
+    pd = require("pandas")
+    frame = report.to_frame()
+    assert list(frame.columns) == ["system", "auc", "apgr", "cpt_20", "cpt_50", "cpt_80"]
+    assert len(frame) == len(d["systems"])
+    for row, s in zip(frame.itertuples(index=False), d["systems"]):
+        assert row.system == s["system"] and row.auc == s["auc"]
+        for x in ("20", "50", "80"):
+            want = s["cpt"][x]
+            got = getattr(row, f"cpt_{x}")
+            assert (want is None and pd.isna(got)) or got == want
 
 
 def test_frontier_errors_name_the_point():

@@ -6,8 +6,9 @@ import random
 
 import pytest
 import routeval.trec as rt
+from conftest import require
 
-distributed = pytest.importorskip("dask.distributed")
+distributed = require("dask.distributed")
 
 
 def _collection(seed, n_queries=120):

@@ -11,7 +11,7 @@ import random
 import pytest
 import routeval
 import routeval.gqr as gqr
-from conftest import shared_dir
+from conftest import shared_dir, require
 
 
 def _f(v):
@@ -202,7 +202,7 @@ def test_score_rejects_bad_predictions_with_clear_errors(tmp_path, score_golden)
     with pytest.raises(gqr.GqrError, match="batch_size must be positive"):
         gqr.score_batch(lambda b: [0] * len(b), batch_size=0, build_dir=build)
     # numpy labels are labels.
-    np = pytest.importorskip("numpy")
+    np = require("numpy")
     r = gqr.score_batch(lambda b: np.full(len(b), 3, dtype=np.int64), build_dir=build)
     assert r["ood_accuracy"] == 1.0 and r["id_accuracy"] == 0.0
 
@@ -221,7 +221,7 @@ def test_build_errors_name_the_problem(tmp_path):
 
 
 def test_loaders_give_the_reference_columns_and_index_labels(tmp_path):
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     train = [_row("train", "law", 17, "t17", 0), _row("train", "finance", 4, "t4", 1)]
     evl = [_row("eval", "healthcare", 9, "e9", 2)]
     v2 = [{"id": "train_v2/gqr/0", "text": "t4", "label": 1, "domain": "finance", "dataset": "finance"},

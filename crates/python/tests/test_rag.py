@@ -5,9 +5,9 @@ import random
 
 import pytest
 import routeval.rag as rr
-from conftest import assert_nested_close
+from conftest import assert_nested_close, require
 
-rqc = pytest.importorskip("rag_quality_check")
+rqc = require("rag_quality_check")
 
 N_FILES = 520
 
@@ -144,7 +144,7 @@ def test_evaluate_case_and_frame():
     want = rqc.evaluate_case("capital of France", ["p1", "p2"], **kw)
     assert got.to_dict() == want.to_dict() and got.summary() == want.summary()
     cases, k, t = random_file(3)
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     a = rr.evaluate(cases, k=k, threshold=t).to_frame()
     b = rqc.evaluate(cases, k=k, threshold=t).to_frame()
     pd.testing.assert_frame_equal(a, b)

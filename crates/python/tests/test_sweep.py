@@ -17,7 +17,7 @@ import routeval
 import routeval.crb as crb
 import routeval.gqr as gqr
 from cli_cases import EXAMPLES, find_cli
-from conftest import assert_nested_close, shared_dir
+from conftest import assert_nested_close, shared_dir, require
 
 BANK = EXAMPLES / "crb" / "bank.jsonl"
 PROBS = EXAMPLES / "crb" / "tier_probs.jsonl"
@@ -141,7 +141,7 @@ def test_crb_sweep_table_and_typed_report():
     assert report.headline[1]["text"] == "87.50"
     assert any("optimistic" in c for c in report.caveats)
     assert all(f"caveat: {c}" in table for c in report.caveats)
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     frame = report.to_frame()
     assert isinstance(frame, pd.DataFrame) and len(frame) == 11
     assert "scores_v2.case_pass_rate_percent" in frame.columns
@@ -305,7 +305,7 @@ def test_gqr_sweep_equals_cli(gqr_build, args, kwargs):
     assert got.pop("scores") == "<scores>"
     want.pop("scores")
     _same(got, want)
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     got = gqr.sweep(pd.DataFrame(recs), build_dir=build, **kwargs).to_dict()
     got.pop("scores")
     _same(got, want)

@@ -6,9 +6,9 @@ import random
 
 import pytest
 import routeval.trec as rt
-from conftest import assert_nested_close
+from conftest import assert_nested_close, require
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = require("pytrec_eval")
 
 from trec_cases import MEASURE_SETS, N_COLLECTIONS, case_for_seed, random_collection
 
@@ -214,7 +214,7 @@ def test_dict_value_types_take_the_same_path_results():
     # `evaluate` reads exact str/float dicts without copying (a borrowed scan) and any other
     # types through the general path: every spelling of one run gives the same values, also
     # when the run's docno strings are other objects than the qrels' (compared by content).
-    np = pytest.importorskip("numpy")
+    np = require("numpy")
 
     class S(str):
         pass

@@ -6,7 +6,9 @@
   pairwise algorithm with its quirks (systems where it crashes get the hull and a note).
 * ``strong_share(points, weak_quality, strong_quality)``: RouteLLM's AUC, APGR and CPT(20/50/80)
   over the share of strong-model calls (lm-sys/RouteLLM ``routellm/evals/evaluate.py``).
-* ``ndch``, ``aiq``, ``pareto``: the building blocks on plain ``(cost, quality)`` lists.
+* ``ndch``, ``aiq``, ``pareto``, ``pareto_indices``: the building blocks on plain ``(cost,
+  quality)`` lists; ``ndch`` and ``pareto`` return points, as the reports' ``ndch`` and
+  ``pareto`` fields hold them.
 
 ``points`` is a path to a JSON Lines file (the CLI's input), an iterable of dicts
 (``{"system", "cost", "quality", "param"?}``, or ``{"system", "strong_pct", "quality"}``) or a
@@ -29,6 +31,7 @@ __all__ = [
     "ndch",
     "aiq",
     "pareto",
+    "pareto_indices",
     "FrontierReport",
     "SystemFrontier",
     "StrongShareReport",
@@ -136,6 +139,24 @@ class StrongShareReport:
         """The report as ``routeval frontier --strong-share --json`` prints it."""
         return json.loads(json.dumps(self._dict))
 
+    def to_frame(self):
+        """One row per system (``system``, ``auc``, ``apgr``, ``cpt_20``, ``cpt_50``,
+        ``cpt_80``; CPT in percent of strong-model calls, NaN where not reached) as a pandas
+        DataFrame (needs pandas), the table ``routeval frontier --strong-share`` prints."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "system": s.system,
+                    "auc": s.auc,
+                    "apgr": s.apgr,
+                    **{f"cpt_{x}": _num(s.cpt.get(x)) for x in (20, 50, 80)},
+                }
+                for s in self.systems
+            ]
+        )
+
 
 def frontier(points, method="hull"):
     """Per system NDCH, AIQ and Pareto set of cost-quality points (see the module docs)."""
@@ -191,5 +212,14 @@ def aiq(ndchs):
 
 
 def pareto(points):
-    """Indices of the Pareto-optimal ``(cost, quality)`` points, in increasing cost."""
+    """The Pareto-optimal ``(cost, quality)`` points, in increasing cost: the same shape as
+    ``ndch`` returns and as ``SystemFrontier.pareto`` holds. ``pareto_indices`` gives their
+    positions in ``points`` instead. Negative or non-finite values raise ``FrontierError``."""
+    pts = [(float(c), float(q)) for c, q in points]
+    return [pts[i] for i in _native.frontier_pareto(pts)]
+
+
+def pareto_indices(points):
+    """Positions in ``points`` of the Pareto-optimal points, in increasing cost (what
+    ``pareto`` returns, as indices)."""
     return _native.frontier_pareto([(float(c), float(q)) for c, q in points])
