@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Speed and memory regression guard: the four main benchmarks at a reduced size, side by side
+with their Python references, in one command.
+
+    python3 benches/guard.py                 # build --release, run, compare with benches/guard.json
+    python3 benches/guard.py --record        # run and write the figures as the new record
+    python3 benches/guard.py --only trec,rag --runs 3 --bin target/release/routeval
+
+For each benchmark the guard runs routeval RUNS times (median) and the reference REF_RUNS times
+(median), measures wall time, CPU time (user + sys of the whole child process, from wait4) and
+peak RSS (ru_maxrss), checks that both printed the same answer, and prints the ratios
+reference / routeval. It exits 1 when a wall or CPU ratio falls more than 20 % below the recorded
+one, or routeval's peak RSS grows more than 20 % above the recorded figure (the trec path once grew
+46 % unnoticed); 2 on bad usage or a missing reference; 0 otherwise.
+
+| benchmark | input (reduced size) | routeval | reference |
+|---|---|---|---|
+| trec | gen_trec.py 20000 100 1 | `trec` with 6 measures | pytrec-eval-terrier parse + evaluate (benches/trec_pytrec.py) |
+| filter | query_bench_gen.py, first 20,000 instances, 5 routes | `filter --count` per route | the where-language model (shared/oracles/query-dsl/qr_model.py) |
+| rag | rag_bench_gen.py --sizes 5000 (ids and texts) | `rag --k 10 --json` | rag-quality-check 0.1.0 (`rag-quality-check FILE --k 10 --json`) |
+| crb | crb_bank_gen.py 970 | `crb eval --predictor gold --json` | the CRB clean-room model (shared/oracles/crb/cleanroom.py) |
+
+Reference set-up (once): a venv with `pip install pytrec-eval-terrier==0.5.11
+rag-quality-check==0.1.0 tiktoken tokenizers`, passed as `--python VENV/bin/python`.
+Ratios are noisy on a shared machine (±15 % run to run on the 2-core VM): run it on a quiet
+machine; CPU time and peak RSS are the steadier figures. Not part of `cargo test`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = ROOT / "benches" / "guard.json"
+TOLERANCE = 0.20
+TREC_MEASURES = ["P.10", "recall.10", "recip_rank", "ndcg_cut.10", "success.10", "map"]
+
+
+class Measured:
+    """One child process: wall seconds, CPU seconds (user + sys), peak RSS in MB, stdout."""
+
+    def __init__(self, wall: float, cpu: float, rss_mb: float, out: str):
+        self.wall, self.cpu, self.rss_mb, self.out = wall, cpu, rss_mb, out
+
+
+def run(cmd: list[str], timeout: float, env: dict | None = None) -> Measured:
+    """Run CMD with stdout to a temporary file, kill it after TIMEOUT seconds, and return its
+    resource use as wait4 reports it (this child only, not the guard)."""
+    # Both streams go to files: a pipe left unread while we wait could fill and stall the child.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errf:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=errf, env=env)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+        if proc.returncode != 0:
+            sys.exit(f"guard: {' '.join(cmd)} exited {proc.returncode}: {err.strip()[:500]}")
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return Measured(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, text)
+
+
+def median_of(cmds: list[list[str]], runs: int, timeout: float, env=None) -> Measured:
+    """Run the command list (one benchmark may be several processes, e.g. one per route) RUNS
+    times; sum within a round, median over rounds of each figure (peak RSS: the max within a
+    round)."""
+    rounds = []
+    for _ in range(runs):
+        ms = [run(c, timeout, env) for c in cmds]
+        rounds.append(Measured(sum(m.wall for m in ms), sum(m.cpu for m in ms),
+                               max(m.rss_mb for m in ms), "\n".join(m.out for m in ms)))
+    return Measured(statistics.median(r.wall for r in rounds),
+                    statistics.median(r.cpu for r in rounds),
+                    statistics.median(r.rss_mb for r in rounds), rounds[-1].out)
+
+
+def gen(cmd: list[str], marker: Path) -> None:
+    if not marker.exists():
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=1800)
+
+
+def bench_trec(a, data: Path, shared: Path):
+    d = data / "trec"
+    gen([a.python, str(shared / "bench/gen_trec.py"), "20000", "100", "1", str(d)], d / "run.txt")
+    meas = [x for m in TREC_MEASURES for x in ("-m", m)]
+    ours = median_of([[a.bin, "trec", *meas, str(d / "qrels.txt"), str(d / "run.txt")]],
+                     a.runs, a.timeout)
+    ref = median_of([[a.python, str(ROOT / "benches/trec_pytrec.py"), str(d / "qrels.txt"),
+                      str(d / "run.txt")]], a.ref_runs, a.timeout)
+    same = sorted(ours.out.split("\n")) == sorted(ref.out.split("\n"))
+    return ours, ref, same
+
+
+def bench_filter(a, data: Path, shared: Path):
+    d = data / "filter"
+    full = data / "filter-full"
+    gen([a.python, str(shared / "bench/query_bench_gen.py"), str(full)], full / "data.jsonl")
+    d.mkdir(parents=True, exist_ok=True)
+    if not (d / "data.jsonl").exists():
+        with open(full / "data.jsonl") as src, open(d / "data.jsonl", "w") as dst:
+            for i, line in enumerate(src):
+                if i == 20000:
+                    break
+                dst.write(line)
+    routes = json.loads((full / "routes.json").read_text())
+    ours = median_of([[a.bin, "filter", "--count", "--where", json.dumps(w), str(d / "data.jsonl")]
+                      for w in routes.values()], a.runs, a.timeout)
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(shared / 'oracles' / 'query-dsl')!r})\n"
+        "from qr_model import compile_where\n"
+        "q = compile_where(json.loads(sys.argv[1]))\n"
+        "n = 0\n"
+        "with open(sys.argv[2]) as f:\n"
+        "    for line in f:\n"
+        "        n += q.matches(json.loads(line), 'skip')\n"
+        "print(n)\n")
+    ref = median_of([[a.python, "-c", script, json.dumps(w), str(d / "data.jsonl")]
+                     for w in routes.values()], a.ref_runs, a.timeout)
+    same = ours.out.split() == ref.out.split()
+    return ours, ref, same
+
+
+def bench_rag(a, data: Path, shared: Path):
+    d = data / "rag"
+    gen([a.python, str(shared / "bench/rag_bench_gen.py"), "--out", str(d), "--sizes", "5000",
+         "--trec-queries", "1"], d / "rqc_text_5000.json")
+    rqc = shutil.which("rag-quality-check", path=str(Path(a.python).parent)) or \
+        shutil.which("rag-quality-check")
+    if rqc is None:
+        sys.exit("guard: rag-quality-check not found next to --python or on PATH "
+                 "(pip install rag-quality-check==0.1.0)")
+    files = [str(d / "rqc_ids_5000.json"), str(d / "rqc_text_5000.json")]
+    ours = median_of([[a.bin, "rag", f, "--k", "10", "--json"] for f in files], a.runs, a.timeout)
+    ref = median_of([[rqc, f, "--k", "10", "--json"] for f in files], a.ref_runs, a.timeout)
+    return ours, ref, ours.out == ref.out
+
+
+def bench_crb(a, data: Path, shared: Path):
+    d = data / "crb"
+    d.mkdir(parents=True, exist_ok=True)
+    bank = d / "bank970.jsonl"
+    gen([a.python, str(shared / "bench/crb/crb_bank_gen.py"), "970", str(bank)], bank)
+    cmd = [a.bin, "crb", "eval", "--bank", str(bank), "--predictor", "gold", "--tokenizers",
+           str(shared / "thirdparty/tokenizers"), "--json"]
+    ours = median_of([cmd], a.runs, a.timeout)
+    # The clean-room model reads a case directory and checks routeval's summary against its own.
+    case = d / "cases" / "gold"
+    case.mkdir(parents=True, exist_ok=True)
+    shutil.copy(bank, case / "bank.jsonl")
+    s = json.loads(ours.out)
+    s.pop("routeval_tokenizers", None)
+    (case / "predictions.json").write_text(json.dumps({r["id"]: r["gold_tier_id"] for r in s["rows"]}))
+    s["classifier"] = "gold"
+    s["shard"] = "bank.jsonl"
+    (case / "expected_summary.json").write_text(json.dumps(s))
+    (case / "case.json").write_text(json.dumps({
+        "mode": "run_question_bank_eval", "predictor_label": "gold", "n": None, "seed": 42,
+        "manifest_used_for_sampling": "none", "extra_summary": None,
+        "error_row_message": "predictor error"}))
+    env = dict(os.environ, ROUTEVAL_SHARED=str(shared))
+    try:
+        ref = median_of([[a.python, str(shared / "oracles/crb/cleanroom.py"), str(d / "cases")]],
+                        a.ref_runs, a.timeout, env)
+        same = True  # cleanroom.py exits non-zero when routeval's summary differs from its own
+    except SystemExit as e:
+        print(str(e), file=sys.stderr)
+        return ours, None, False
+    return ours, ref, same
+
+
+BENCHES = {"trec": bench_trec, "filter": bench_filter, "rag": bench_rag, "crb": bench_crb}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bin", help="routeval binary (default: build target/release/routeval)")
+    p.add_argument("--python", default=sys.executable,
+                   help="Python with the references installed (default: this interpreter)")
+    p.add_argument("--runs", type=int, default=5, help="routeval runs per benchmark (median)")
+    p.add_argument("--ref-runs", type=int, default=1, help="reference runs per benchmark (median)")
+    p.add_argument("--only", default=",".join(BENCHES), help="comma-separated subset")
+    p.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "routeval-guard"),
+                   help="where the generated inputs are kept between runs")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per process")
+    p.add_argument("--record", action="store_true", help="write the figures to benches/guard.json")
+    a = p.parse_args()
+    if not 1 <= a.runs <= 50 or not 1 <= a.ref_runs <= 50:
+        p.error("--runs and --ref-runs must be in 1..=50")
+    only = [b for b in a.only.split(",") if b]
+    for b in only:
+        if b not in BENCHES:
+            p.error(f"unknown benchmark {b!r} (known: {', '.join(BENCHES)})")
+    shared = Path(os.environ.get("ROUTEVAL_SHARED", ROOT.parent / "shared")).resolve()
+    if not (shared / "bench").is_dir():
+        p.error(f"{shared}/bench not found: set ROUTEVAL_SHARED")
+    if a.bin is None:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "routeval-cli"], cwd=ROOT,
+                       check=True)
+        a.bin = str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/routeval")
+    data = Path(a.data)
+    data.mkdir(parents=True, exist_ok=True)
+    recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    rec_b = recorded.get("benchmarks", {})
+    load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(load)}; "
+          f"routeval {a.runs} runs, reference {a.ref_runs} (medians)")
+    print(f"{'bench':7} {'routeval wall/CPU/RSS':>26} {'reference wall/CPU/RSS':>27} "
+          f"{'x wall':>7} {'x CPU':>7} {'recorded x wall/CPU, RSS':>26} verdict")
+    failed = False
+    new = {}
+    for b in only:
+        ours, ref, same = BENCHES[b](a, data, shared)
+        if ref is None or not same:
+            print(f"{b:7} outputs differ from the reference: FAIL")
+            failed = True
+            continue
+        xw, xc = ref.wall / ours.wall, ref.cpu / max(ours.cpu, 1e-9)
+        new[b] = {"wall_ratio": round(xw, 2), "cpu_ratio": round(xc, 2),
+                  "routeval_rss_mb": round(ours.rss_mb, 1), "routeval_wall_s": round(ours.wall, 3),
+                  "routeval_cpu_s": round(ours.cpu, 3), "reference_wall_s": round(ref.wall, 3),
+                  "reference_cpu_s": round(ref.cpu, 3), "reference_rss_mb": round(ref.rss_mb, 1)}
+        r = rec_b.get(b)
+        verdict = "no record"
+        if r and not a.record:
+            bad = []
+            if xw < r["wall_ratio"] * (1 - TOLERANCE):
+                bad.append(f"wall ratio {xw:.1f} < {r['wall_ratio'] * (1 - TOLERANCE):.1f}")
+            if xc < r["cpu_ratio"] * (1 - TOLERANCE):
+                bad.append(f"CPU ratio {xc:.1f} < {r['cpu_ratio'] * (1 - TOLERANCE):.1f}")
+            if ours.rss_mb > r["routeval_rss_mb"] * (1 + TOLERANCE):
+                bad.append(f"RSS {ours.rss_mb:.0f} MB > {r['routeval_rss_mb'] * (1 + TOLERANCE):.0f} MB")
+            verdict = "REGRESSION: " + "; ".join(bad) if bad else "ok"
+            failed |= bool(bad)
+        rec = f"{r['wall_ratio']:.1f}/{r['cpu_ratio']:.1f}, {r['routeval_rss_mb']:.0f} MB" if r else "-"
+        print(f"{b:7} {ours.wall:7.3f}s {ours.cpu:7.3f}s {ours.rss_mb:6.0f}MB "
+              f"{ref.wall:7.2f}s {ref.cpu:7.2f}s {ref.rss_mb:6.0f}MB {xw:7.1f} {xc:7.1f} "
+              f"{rec:>26} {verdict}")
+    if a.record:
+        merged = dict(rec_b)
+        merged.update(new)
+        RECORD.write_text(json.dumps({
+            "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load_average": " ".join(load),
+            "command": "python3 benches/guard.py --record " + " ".join(sys.argv[1:]).replace("--record", "").strip(),
+            "benchmarks": merged}, indent=2) + "\n")
+        print(f"recorded in {RECORD.relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
