@@ -14,13 +14,8 @@ pub(crate) fn check_not_input(path: &Path) -> Result<(), Failure> {
     Ok(routeval_io::output::check_not_input(path)?)
 }
 
-/// Note `path` as an output written by `flag`; refuses (exit 2) a second output that is the
-/// same file ([`routeval_io::output::note_output`]).
-pub(crate) fn note_output(flag: &str, path: &Path) -> Result<(), Failure> {
-    Ok(routeval_io::output::note_output(flag, path)?)
-}
-
-/// [`note_output`] for each `(flag, path)` that is given, in order.
+/// Note each `(flag, path)` that is given as an output, in order; refuses (exit 2) an output
+/// that is the same file as another ([`routeval_io::output::note_output`]).
 pub(crate) fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<(), Failure> {
     Ok(routeval_io::output::check_outputs(outputs)?)
 }

@@ -350,8 +350,36 @@ mod tests {
         let mut c = LineChild::spawn("sleep 1000 & exit 3", Duration::from_secs(30)).unwrap();
         let t = Instant::now();
         let e = c.ask("x").unwrap_err();
-        assert!(matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)), "{e}");
+        assert!(
+            matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)),
+            "{e}"
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn closed_messages() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            AskError::Closed(None).to_string(),
+            "closed its stdout before answering (the process is still running)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(127 << 8))).to_string(),
+            "exited before answering (exit status 127: command not found or cannot start)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(3 << 8))).to_string(),
+            "exited before answering (exit status 3)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(9))).to_string(),
+            "exited before answering (signal: 9 (SIGKILL))"
+        );
+        assert_eq!(
+            AskError::Timeout(Duration::from_millis(1500)).to_string(),
+            format!("did not answer within 1.5 s: {FLUSH_HINT}")
+        );
     }
 
     #[test]

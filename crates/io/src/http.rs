@@ -304,12 +304,7 @@ impl Client {
                 .headers()
                 .get("retry-after")
                 .and_then(|h| h.to_str().ok())
-                .and_then(|s| {
-                    retry_after(
-                        s,
-                        crate::duration(self.policy.backoff.max(60.0)),
-                    )
-                });
+                .and_then(|s| retry_after(s, crate::duration(self.policy.backoff.max(60.0))));
             let text = resp
                 .body_mut()
                 .with_config()

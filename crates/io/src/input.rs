@@ -201,11 +201,19 @@ mod tests {
             Some(format!("{}: is a directory, not a file", dir.display()))
         );
         let e = unreadable_input(Path::new("/dev/fd/987654")).unwrap();
-        assert!(e.to_string().starts_with("/dev/fd/987654: no file descriptor 987654 is open"));
-        let e = open_file(Path::new("/nonexistent/x")).unwrap_err().to_string();
+        assert!(
+            e.to_string()
+                .starts_with("/dev/fd/987654: no file descriptor 987654 is open")
+        );
+        let e = open_file(Path::new("/nonexistent/x"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/nonexistent/x: cannot open: "), "{e}");
         assert_eq!(display_name(Path::new("-")), "<stdin>");
         let e = decode_input(vec![0x1f, 0x8b, 0, 0], Path::new("-")).unwrap_err();
-        assert!(e.to_string().starts_with("<stdin>: cannot decompress: "), "{e}");
+        assert!(
+            e.to_string().starts_with("<stdin>: cannot decompress: "),
+            "{e}"
+        );
     }
 }

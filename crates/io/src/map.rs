@@ -90,7 +90,9 @@ mod tests {
             .write_all(b"q1 0 d1 1\n")
             .unwrap();
         let f = File::open(&p).unwrap();
-        assert!(matches!(map_file(&f), Some(InputBytes::Mapped(ref m)) if &m[..] == b"q1 0 d1 1\n"));
+        assert!(
+            matches!(map_file(&f), Some(InputBytes::Mapped(ref m)) if &m[..] == b"q1 0 d1 1\n")
+        );
         assert!(matches!(file_bytes(&p).unwrap(), InputBytes::Mapped(_)));
         let e = dir.join("empty");
         std::fs::File::create(&e).unwrap();

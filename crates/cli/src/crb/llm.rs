@@ -13,8 +13,8 @@
 //! redacted from every error, row and cache entry.
 
 use crate::common::Failure;
-use routeval_io::http::{Client, HttpError, Policy, redact, redact_value};
 use clap::Args;
+use routeval_io::http::{Client, HttpError, Policy, redact, redact_value};
 use routeval_routing_scores::crb::classifier::{
     ClassifierConfig, SystemPromptCache, chat_completions_url, http_error_message,
     is_retryable_status, parse_response_body, row_prompt,

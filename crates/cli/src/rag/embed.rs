@@ -8,8 +8,8 @@
 //! * [`CmdEmbedder`]: a long-running child process speaking one JSON array of texts per line on
 //!   its stdin and answering one JSON array of vectors per line on its stdout.
 
-use routeval_io::child::LineChild;
 use ndarray::Array2;
+use routeval_io::child::LineChild;
 use routeval_retrieval_metrics::rag::{EmbedError, Embedder};
 use std::time::Duration;
 
@@ -187,8 +187,9 @@ impl HttpEmbedder {
     /// The embedder, or why `cfg.url` is not a usable endpoint.
     pub(crate) fn new(mut cfg: HttpConfig) -> Result<Self, String> {
         cfg.url = endpoint(&cfg.url);
-        routeval_io::http::check_url(&cfg.url)
-            .map_err(|e| routeval_io::http::redact(&format!("--embed-url: {e}"), cfg.key.as_deref()))?;
+        routeval_io::http::check_url(&cfg.url).map_err(|e| {
+            routeval_io::http::redact(&format!("--embed-url: {e}"), cfg.key.as_deref())
+        })?;
         let client = routeval_io::http::Client::new(
             cfg.key.clone(),
             routeval_io::http::Policy {
