@@ -3,9 +3,9 @@
 
 use crate::TrecError;
 use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_query};
-use routeval_io::map::{InputBytes, file_bytes};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use routeval_io::map::{InputBytes, file_bytes};
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
     self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
