@@ -17,7 +17,6 @@
 
 mod codegen;
 mod docs;
-mod progress;
 #[cfg(test)]
 mod tidy;
 
@@ -183,7 +182,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         };
     }
-    let bar = std::sync::Arc::new(progress::Bar::new());
+    let bar = std::sync::Arc::new(routeval_io::progress::Bar::new());
     let opts = Options {
         from: args.from.clone(),
         hub_endpoint: args.hub_endpoint.clone(),

@@ -15,7 +15,6 @@ mod sweep;
 
 use bank_source::resolve_bank;
 
-use crate::child::LineChild;
 use crate::common::{self, CmdResult, Failure, display_name, emit, open_input, read_input};
 use clap::{Args, Subcommand};
 use routeval_bench_data::crb::selection::{
@@ -23,6 +22,7 @@ use routeval_bench_data::crb::selection::{
 };
 use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_row, id_repr};
 use routeval_core::Tier;
+use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::records::{
@@ -385,7 +385,7 @@ fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
             usage: None,
         }),
         _ => Err((
-            format!("unreadable answer {:?}", crate::child::clip(a)),
+            format!("unreadable answer {:?}", routeval_io::child::clip(a)),
             true,
         )),
     }
@@ -493,7 +493,7 @@ fn predictor_error_summary(
     Some(format!(
         "warning: {n} of {} row(s) had predictor errors (first, row {id}: {})",
         predictions.len(),
-        crate::child::clip(why)
+        routeval_io::child::clip(why)
     ))
 }
 

@@ -10,13 +10,13 @@
 //! The data comes from a build (`routeval data fetch gqr`, default `<gqr cache>/build`,
 //! `--build-dir DIR`) or is built in memory from a local mirror (`--from DIR`).
 
-use crate::child::LineChild;
 use crate::common::{CmdResult, EXIT_OK, Failure, display_name, emit, open_input};
 use routeval_bench_data::gqr::build::ExportRow;
 use routeval_bench_data::gqr::data::GqrData;
 use routeval_bench_data::gqr::store::build_dir;
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
 use routeval_core::gate::NamedMetrics;
+use routeval_io::child::LineChild;
 use routeval_routing_scores::gqr::report::{
     LatencySummary, ScoreReport, Scored, set_display_name as set_name,
 };
@@ -405,7 +405,7 @@ impl Router {
             Some(l @ (RawLabel::Int(_) | RawLabel::Float(_))) => Ok(l),
             _ => Err(fail(format!(
                 "expected an integer label, got {:?}",
-                crate::child::clip(t)
+                routeval_io::child::clip(t)
             ))),
         }
     }

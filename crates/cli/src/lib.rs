@@ -5,7 +5,6 @@
 //! Each subcommand lives in its own private module and returns a `common::CmdResult`; `main`
 //! turns it into the exit status (see `common` for the conventions).
 
-mod child;
 mod ci;
 mod common;
 mod compare;
@@ -16,15 +15,12 @@ mod filter;
 mod frontier;
 mod gate;
 mod gqr;
-mod http;
-mod input;
 mod numarg;
 mod output;
 mod progress;
 mod rag;
 mod report;
 mod route;
-mod signals;
 mod trec;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -99,7 +95,7 @@ fn completions(args: CompletionsArgs) -> common::CmdResult {
 /// return its exit status (0 ok, 2 bad input or usage, 3 a quality gate failed; `rag` keeps
 /// 1 for input errors).
 pub fn main() -> ExitCode {
-    signals::install();
+    routeval_io::signals::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -6,10 +6,8 @@
 //! negative numbers, zero where it means nothing, and values beyond a sane maximum are
 //! refused with a message saying what is accepted.
 
-use std::time::Duration;
-
 /// Longest timeout or backoff accepted, in seconds (one day).
-pub(crate) const MAX_SECONDS: f64 = 86_400.0;
+pub(crate) use routeval_io::MAX_SECONDS;
 
 /// Most attempts, retries or parallel requests accepted.
 pub(crate) const MAX_COUNT: u64 = 10_000;
@@ -119,27 +117,12 @@ pub(crate) fn max_tokens(s: &str) -> Result<i64, String> {
 
 /// A duration from seconds already validated by [`timeout_secs`] or [`wait_secs`]; any other
 /// value (NaN, negative, huge) is clamped into `0..=MAX_SECONDS` instead of panicking.
-pub(crate) fn duration(secs: f64) -> Duration {
-    if secs.is_nan() || secs <= 0.0 {
-        return Duration::ZERO;
-    }
-    Duration::from_secs_f64(secs.min(MAX_SECONDS))
-}
-
-/// A `Retry-After` header value as a server sent it (RFC 9110: delay-seconds; an HTTP date
-/// is not honoured): `None` unless it is a finite, non-negative number; the wait is clamped
-/// to `max`.
-pub(crate) fn retry_after(header: &str, max: Duration) -> Option<Duration> {
-    let v: f64 = header.trim().parse().ok()?;
-    if !v.is_finite() || v < 0.0 {
-        return None;
-    }
-    Some(duration(v).min(max))
-}
+pub(crate) use routeval_io::duration;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn timeouts() {
@@ -166,13 +149,7 @@ mod tests {
     }
 
     #[test]
-    fn server_values_are_sanitised() {
-        let max = Duration::from_secs(60);
-        assert_eq!(retry_after("2", max), Some(Duration::from_secs(2)));
-        assert_eq!(retry_after("1e300", max), Some(max));
-        for bad in ["nan", "NaN", "inf", "-1", "-inf", "soon", ""] {
-            assert_eq!(retry_after(bad, max), None, "{bad}");
-        }
+    fn durations_never_panic() {
         assert_eq!(duration(f64::NAN), Duration::ZERO);
         assert_eq!(duration(f64::INFINITY), Duration::from_secs(86_400));
     }

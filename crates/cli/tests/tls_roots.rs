@@ -277,7 +277,7 @@ fn an_unreadable_ssl_cert_file_is_reported() {
     assert!(e.contains("while loading"), "{e}");
 }
 
-/// The LLM classifier's client (crates/cli/src/http.rs) gets the same roots: with
+/// The LLM classifier's client (crates/io/src/http.rs) gets the same roots: with
 /// `SSL_CERT_FILE` the handshake succeeds (whatever the reply), without it the error names the
 /// certificate problem and the variables.
 #[test]

@@ -18,7 +18,6 @@ mod crb;
 mod dictscan;
 mod frontier;
 mod gqr;
-mod mapped;
 mod rag;
 mod sweep;
 mod trec;

@@ -3,9 +3,9 @@
 
 use crate::TrecError;
 use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_query};
-use crate::mapped::file_bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use routeval_io::map::{InputBytes, file_bytes};
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
     self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
@@ -859,7 +859,7 @@ fn trec_evaluate_files<'py>(
     opts.complete = complete;
     let qsrc = qrels_path.display().to_string();
     let rsrc = run_path.display().to_string();
-    type Inputs = (Qrels, crate::mapped::FileBytes, crate::mapped::FileBytes);
+    type Inputs = (Qrels, InputBytes, InputBytes);
     let done = py.detach(|| -> Result<(Evaluation, Inputs), String> {
         let qb = file_bytes(&qrels_path).map_err(|e| format!("{qsrc}: {e}"))?;
         let rb = file_bytes(&run_path).map_err(|e| format!("{rsrc}: {e}"))?;

@@ -4,7 +4,7 @@
 //! instruction, max_tokens, prompt).
 //!
 //! Prompt, request body and reply parsing are the reference's (see
-//! `routeval_routing_scores::crb::classifier`). HTTP goes through [`crate::http::Client`]:
+//! `routeval_routing_scores::crb::classifier`). HTTP goes through [`routeval_io::http::Client`]:
 //! retries on timeouts, connection errors, cut reply bodies and HTTP 408/429/500/502/503/504
 //! (the reference's list), up to `--llm-max-attempts` attempts, sleeping
 //! `backoff * 2^(attempt-1)` seconds between them (or the server's sanitised `Retry-After`),
@@ -13,8 +13,8 @@
 //! redacted from every error, row and cache entry.
 
 use crate::common::Failure;
-use crate::http::{Client, HttpError, Policy, redact, redact_value};
 use clap::Args;
+use routeval_io::http::{Client, HttpError, Policy, redact, redact_value};
 use routeval_routing_scores::crb::classifier::{
     ClassifierConfig, SystemPromptCache, chat_completions_url, http_error_message,
     is_retryable_status, parse_response_body, row_prompt,
@@ -103,13 +103,13 @@ impl LlmPredictor {
                 "--llm-max-attempts: max_attempts must be >= 1",
             ));
         }
-        let url = crate::http::check_url(url.trim())
+        let url = routeval_io::http::check_url(url.trim())
             .and_then(|_| {
                 let full = chat_completions_url(url);
-                crate::http::check_url(&full).map(|_| full)
+                routeval_io::http::check_url(&full).map(|_| full)
             })
             .map_err(|e| {
-                Failure::bad_input(crate::http::redact(
+                Failure::bad_input(routeval_io::http::redact(
                     &format!("--llm-url: {e}"),
                     key.as_deref(),
                 ))

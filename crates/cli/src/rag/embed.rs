@@ -1,15 +1,15 @@
 //! Embedding adapters for `routeval rag` (IO lives here, not in `retrieval-metrics`):
 //!
 //! * [`HttpEmbedder`]: an OpenAI-compatible `POST /v1/embeddings` endpoint via `ureq`
-//!   (feature `embed-http`, on by default) through [`crate::http::Client`]: retries and
+//!   (feature `embed-http`, on by default) through [`routeval_io::http::Client`]: retries and
 //!   exponential backoff on HTTP 408/429/5xx and dropped connections, a per-request timeout,
 //!   batching, a reply limit sized for the batch, and a dimension check. The API key is read
 //!   from an environment variable and redacted from every message.
 //! * [`CmdEmbedder`]: a long-running child process speaking one JSON array of texts per line on
 //!   its stdin and answering one JSON array of vectors per line on its stdout.
 
-use crate::child::LineChild;
 use ndarray::Array2;
+use routeval_io::child::LineChild;
 use routeval_retrieval_metrics::rag::{EmbedError, Embedder};
 use std::time::Duration;
 
@@ -110,7 +110,7 @@ impl Embedder for CmdEmbedder {
         let v: serde_json::Value = serde_json::from_str(reply.trim()).map_err(|e| {
             EmbedError::Failed(format!(
                 "the embed command's reply is not JSON: {e}: {:?}",
-                crate::child::clip(reply.trim())
+                routeval_io::child::clip(reply.trim())
             ))
         })?;
         matrix_from_json(&v, texts.len())
@@ -152,12 +152,12 @@ pub(crate) struct HttpConfig {
 }
 
 /// `--embed-url URL --embed-model NAME`: OpenAI-compatible embeddings over HTTP, through
-/// [`crate::http::Client`] (retries with one stderr line each, `Retry-After`, redirects, key
+/// [`routeval_io::http::Client`] (retries with one stderr line each, `Retry-After`, redirects, key
 /// redaction).
 #[cfg(feature = "embed-http")]
 pub(crate) struct HttpEmbedder {
     cfg: HttpConfig,
-    client: crate::http::Client,
+    client: routeval_io::http::Client,
 }
 
 /// The largest embedding reply accepted: 256 KiB per text (a 3072-float vector printed as
@@ -187,11 +187,12 @@ impl HttpEmbedder {
     /// The embedder, or why `cfg.url` is not a usable endpoint.
     pub(crate) fn new(mut cfg: HttpConfig) -> Result<Self, String> {
         cfg.url = endpoint(&cfg.url);
-        crate::http::check_url(&cfg.url)
-            .map_err(|e| crate::http::redact(&format!("--embed-url: {e}"), cfg.key.as_deref()))?;
-        let client = crate::http::Client::new(
+        routeval_io::http::check_url(&cfg.url).map_err(|e| {
+            routeval_io::http::redact(&format!("--embed-url: {e}"), cfg.key.as_deref())
+        })?;
+        let client = routeval_io::http::Client::new(
             cfg.key.clone(),
-            crate::http::Policy {
+            routeval_io::http::Policy {
                 label: "routeval rag".into(),
                 max_attempts: cfg.retries.saturating_add(1),
                 backoff: cfg.backoff.as_secs_f64(),
@@ -210,7 +211,7 @@ impl HttpEmbedder {
                 .map_err(|e| EmbedError::Failed(e.to_string()))?;
         let text = self.client.post_json(&self.cfg.url, &body).map_err(|e| {
             let msg = match e {
-                crate::http::HttpError::Status {
+                routeval_io::http::HttpError::Status {
                     status,
                     url,
                     body,
@@ -227,7 +228,7 @@ impl HttpEmbedder {
                         snippet.trim()
                     )
                 }
-                crate::http::HttpError::Transport {
+                routeval_io::http::HttpError::Transport {
                     timeout: true,
                     attempts,
                     ..
@@ -236,21 +237,21 @@ impl HttpEmbedder {
                     self.cfg.url,
                     self.cfg.timeout.as_secs_f64()
                 ),
-                crate::http::HttpError::Transport {
+                routeval_io::http::HttpError::Transport {
                     cause, attempts, ..
                 } => format!("{}: {cause} (after {attempts} attempt(s))", self.cfg.url),
-                crate::http::HttpError::Fatal(m) => m,
+                routeval_io::http::HttpError::Fatal(m) => m,
             };
-            EmbedError::Failed(crate::http::redact(&msg, key))
+            EmbedError::Failed(routeval_io::http::redact(&msg, key))
         })?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            EmbedError::Failed(crate::http::redact(
+            EmbedError::Failed(routeval_io::http::redact(
                 &format!("{}: reply is not JSON: {e}", self.cfg.url),
                 key,
             ))
         })?;
         parse_openai(&v, texts.len()).map_err(|e| match e {
-            EmbedError::Failed(m) => EmbedError::Failed(crate::http::redact(&m, key)),
+            EmbedError::Failed(m) => EmbedError::Failed(routeval_io::http::redact(&m, key)),
             other => other,
         })
     }

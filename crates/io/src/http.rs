@@ -26,8 +26,19 @@ use std::time::Duration;
 /// How many 307/308 hops one request may take.
 const MAX_REDIRECTS: usize = 5;
 
+/// A `Retry-After` header value as a server sent it (RFC 9110: delay-seconds; an HTTP date
+/// is not honoured): `None` unless it is a finite, non-negative number; the wait is clamped
+/// to `max`.
+pub fn retry_after(header: &str, max: Duration) -> Option<Duration> {
+    let v: f64 = header.trim().parse().ok()?;
+    if !v.is_finite() || v < 0.0 {
+        return None;
+    }
+    Some(crate::duration(v).min(max))
+}
+
 /// Replace every occurrence of `key` in `text` by `***` (no-op for an absent or empty key).
-pub(crate) fn redact(text: &str, key: Option<&str>) -> String {
+pub fn redact(text: &str, key: Option<&str>) -> String {
     match key {
         Some(k) if !k.is_empty() && text.contains(k) => text.replace(k, "***"),
         _ => text.to_string(),
@@ -35,7 +46,7 @@ pub(crate) fn redact(text: &str, key: Option<&str>) -> String {
 }
 
 /// [`redact`] every string (and object key) inside a JSON value, in place.
-pub(crate) fn redact_value(v: &mut serde_json::Value, key: Option<&str>) {
+pub fn redact_value(v: &mut serde_json::Value, key: Option<&str>) {
     let Some(k) = key.filter(|k| !k.is_empty()) else {
         return;
     };
@@ -59,7 +70,7 @@ pub(crate) fn redact_value(v: &mut serde_json::Value, key: Option<&str>) {
 
 /// Check a user-given endpoint URL: absolute, `http` or `https`, with a host. The error text
 /// says what is wrong (the caller adds the flag name).
-pub(crate) fn check_url(u: &str) -> Result<url::Url, String> {
+pub fn check_url(u: &str) -> Result<url::Url, String> {
     let parsed = url::Url::parse(u).map_err(|e| format!("{u:?} is not a valid URL: {e}"))?;
     match parsed.scheme() {
         "http" | "https" => {}
@@ -77,46 +88,57 @@ pub(crate) fn check_url(u: &str) -> Result<url::Url, String> {
 
 /// Settings of a [`Client`].
 #[derive(Debug, Clone)]
-pub(crate) struct Policy {
+pub struct Policy {
     /// Prefix of the retry lines on stderr (e.g. `routeval rag`).
-    pub(crate) label: String,
+    pub label: String,
     /// Attempts per request, at least 1.
-    pub(crate) max_attempts: u32,
+    pub max_attempts: u32,
     /// Seconds before the first retry (doubles each retry).
-    pub(crate) backoff: f64,
+    pub backoff: f64,
     /// Timeout of one attempt (connect, send, reply).
-    pub(crate) timeout: Duration,
+    pub timeout: Duration,
     /// Largest accepted reply body, in bytes.
-    pub(crate) body_limit: u64,
+    pub body_limit: u64,
     /// Statuses (other than 200) worth another attempt.
-    pub(crate) retryable: fn(u16) -> bool,
+    pub retryable: fn(u16) -> bool,
 }
 
 /// Why a POST failed after its attempts (texts already redacted). Every variant is a failure
 /// to get an answer from the server (a "transport" failure for `crb eval --allow-errors`).
-#[derive(Debug, Clone)]
-pub(crate) enum HttpError {
+/// Callers word their own messages from the fields; `Display` is a generic one-line form.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HttpError {
     /// The last reply was a non-200 status; `body` is its text.
+    #[error("HTTP {status} from {url} (after {attempts} attempt(s))")]
     Status {
+        /// The HTTP status.
         status: u16,
+        /// The URL that answered (after redirects).
         url: String,
+        /// The reply's body text.
         body: String,
+        /// Attempts made.
         attempts: u32,
     },
     /// The server was never reached or the reply was cut (timeout, refused or reset
     /// connection, body read failure), after `attempts` attempts.
+    #[error("{cause} (after {attempts} attempt(s))")]
     Transport {
+        /// The last attempt timed out.
         timeout: bool,
+        /// What went wrong, one line.
         cause: String,
+        /// Attempts made.
         attempts: u32,
     },
     /// Cannot succeed by retrying: unknown host, not HTTP, TLS, refused redirect, reply over
     /// the limit.
+    #[error("{0}")]
     Fatal(String),
 }
 
 /// A blocking POST client with the module's retry, redirect and redaction rules.
-pub(crate) struct Client {
+pub struct Client {
     agent: ureq::Agent,
     key: Option<String>,
     policy: Policy,
@@ -139,7 +161,7 @@ enum Attempt {
 
 impl Client {
     /// A client sending `Authorization: Bearer <key>` when `key` is set (never printed).
-    pub(crate) fn new(key: Option<String>, policy: Policy) -> Self {
+    pub fn new(key: Option<String>, policy: Policy) -> Self {
         // The workspace's one agent constructor: the platform's TLS roots, SSL_CERT_FILE.
         let agent = ureq::Agent::new_with_config(
             routeval_bench_data::net::agent_config()
@@ -158,7 +180,7 @@ impl Client {
     }
 
     /// `N requests, R retries, F failed` so far: the live status of a progress bar.
-    pub(crate) fn tally(&self) -> String {
+    pub fn tally(&self) -> String {
         format!(
             "{} requests, {} retries, {} failed",
             self.requests.load(Ordering::Relaxed),
@@ -168,7 +190,7 @@ impl Client {
     }
 
     /// The API key, for callers redacting their own texts.
-    pub(crate) fn key(&self) -> Option<&str> {
+    pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }
 
@@ -176,15 +198,15 @@ impl Client {
     fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         let cap = self.policy.backoff.max(60.0);
         let secs = self.policy.backoff * 2f64.powi(attempt.saturating_sub(1).min(64) as i32);
-        let exp = crate::numarg::duration(secs.min(cap));
+        let exp = crate::duration(secs.min(cap));
         match retry_after {
-            Some(d) => d.min(crate::numarg::duration(cap)),
+            Some(d) => d.min(crate::duration(cap)),
             None => exp,
         }
     }
 
     /// POST `body` (JSON) to `url`; the 200 reply's body text, or why not.
-    pub(crate) fn post_json(&self, url: &str, body: &[u8]) -> Result<String, HttpError> {
+    pub fn post_json(&self, url: &str, body: &[u8]) -> Result<String, HttpError> {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let failed = |e: HttpError| {
             self.failed.fetch_add(1, Ordering::Relaxed);
@@ -282,12 +304,7 @@ impl Client {
                 .headers()
                 .get("retry-after")
                 .and_then(|h| h.to_str().ok())
-                .and_then(|s| {
-                    crate::numarg::retry_after(
-                        s,
-                        crate::numarg::duration(self.policy.backoff.max(60.0)),
-                    )
-                });
+                .and_then(|s| retry_after(s, crate::duration(self.policy.backoff.max(60.0))));
             let text = resp
                 .body_mut()
                 .with_config()
@@ -426,6 +443,16 @@ mod tests {
             "file:///tmp",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn server_values_are_sanitised() {
+        let max = Duration::from_secs(60);
+        assert_eq!(retry_after("2", max), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after("1e300", max), Some(max));
+        for bad in ["nan", "NaN", "inf", "-1", "-inf", "soon", ""] {
+            assert_eq!(retry_after(bad, max), None, "{bad}");
         }
     }
 

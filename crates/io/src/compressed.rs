@@ -1,19 +1,20 @@
 //! Compressed inputs: gzip and zstd files (and stdin) are recognised by their magic bytes, not
-//! their names, and decompressed transparently by the shared input functions of [`crate::common`]
-//! (`open_input` streams, `read_input` and `map_file` decompress into memory, since a
-//! compressed file cannot be used in place). Every subcommand that reads a file goes through
-//! them, so qrels, runs, cases, banks, manifests, predictions, route data and filter input all
-//! accept `.gz`/`.zst` (also under any other name).
+//! their names, and decompressed transparently: [`decoding_reader`] streams, [`decode_bytes`]
+//! and [`decode_slice`] decompress into memory (a compressed file cannot be used in place).
+//! The input functions of [`crate::input`] and [`crate::map::map_file`] go through them, so
+//! every input of the CLI (qrels, runs, cases, banks, manifests, predictions, route data,
+//! filter input) accepts `.gz`/`.zst` (also under any other name).
 //!
 //! gzip: `flate2` (pure-Rust miniz_oxide backend), concatenated members read as one stream
 //! (as `gzip -d`). zstd: `ruzstd` (pure Rust); concatenated frames are read in order and
-//! skippable frames are skipped (as `zstd -d`).
+//! skippable frames are skipped (as `zstd -d`). Corrupt or truncated data is an
+//! [`std::io::Error`] (kind `InvalidData` or `UnexpectedEof`), never a panic.
 
 use std::io::{self, BufRead, BufReader, Read};
 
 /// The compression of an input, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Compression {
+pub enum Compression {
     /// Not compressed (read as is).
     None,
     /// gzip (RFC 1952; magic `1f 8b`).
@@ -24,7 +25,7 @@ pub(crate) enum Compression {
 
 impl Compression {
     /// Detect from the first bytes (at least 4 when the input has them).
-    pub(crate) fn sniff(head: &[u8]) -> Compression {
+    pub fn sniff(head: &[u8]) -> Compression {
         match head {
             [0x1f, 0x8b, ..] => Compression::Gzip,
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
@@ -124,7 +125,7 @@ impl<R: BufRead> Read for ZstdFrames<R> {
 
 /// Wrap `reader` so that it yields decompressed bytes when its content is gzip or zstd.
 /// Returns the compression found.
-pub(crate) fn decoding_reader(
+pub fn decoding_reader(
     mut reader: Box<dyn BufRead + Send>,
 ) -> io::Result<(Box<dyn BufRead + Send>, Compression)> {
     // Read up to 4 bytes without losing them (a pipe may deliver fewer per read).
@@ -155,7 +156,7 @@ pub(crate) fn decoding_reader(
 }
 
 /// Decompress `bytes` when they are gzip or zstd (else return them as they are).
-pub(crate) fn decode_bytes(bytes: Vec<u8>) -> io::Result<Vec<u8>> {
+pub fn decode_bytes(bytes: Vec<u8>) -> io::Result<Vec<u8>> {
     let c = Compression::sniff(&bytes);
     if c == Compression::None {
         return Ok(bytes);
@@ -164,7 +165,7 @@ pub(crate) fn decode_bytes(bytes: Vec<u8>) -> io::Result<Vec<u8>> {
 }
 
 /// Decompress a compressed slice (`c` from [`Compression::sniff`]).
-pub(crate) fn decode_slice(bytes: &[u8], c: Compression) -> io::Result<Vec<u8>> {
+pub fn decode_slice(bytes: &[u8], c: Compression) -> io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(bytes.len().saturating_mul(4));
     match c {
         Compression::None => out.extend_from_slice(bytes),
@@ -191,7 +192,7 @@ mod tests {
 
     /// A zstd frame of raw (uncompressed) blocks, per RFC 8878 §3.1.1: enough to test the
     /// decoder's framing without a zstd encoder.
-    pub(crate) fn zstd_raw(data: &[u8]) -> Vec<u8> {
+    fn zstd_raw(data: &[u8]) -> Vec<u8> {
         let mut out = vec![0x28, 0xb5, 0x2f, 0xfd];
         // Frame header descriptor: single segment, 8-byte content size (FCS flag 3).
         out.push(0b1110_0000);

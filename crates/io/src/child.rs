@@ -5,7 +5,7 @@
 //! * `sh -c COMMAND` in its own process group; the whole group (the shell and everything it
 //!   started) is killed with SIGKILL on every exit path: when the [`LineChild`] is dropped
 //!   (normal end, error, panic unwinding), and on SIGINT/SIGTERM/SIGHUP to routeval
-//!   ([`crate::signals`]).
+//!   ([`crate::signals`], which this module registers each group with).
 //! * A line protocol: one request line in, one answer line out. Writing and reading happen on
 //!   two helper threads, so a child that never reads its stdin or never answers cannot block
 //!   us: each answer has a deadline ([`LineChild::ask`]).
@@ -20,16 +20,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Longest answer line accepted, in bytes (a 256 × 3072 embedding batch as JSON is ~16 MB).
-pub(crate) const MAX_LINE: u64 = 256 << 20;
+pub const MAX_LINE: u64 = 256 << 20;
 
 /// Characters of an answer quoted in a message.
-pub(crate) const CLIP_CHARS: usize = 200;
+pub const CLIP_CHARS: usize = 200;
 
 /// The advice every timeout message carries.
-pub(crate) const FLUSH_HINT: &str = "is the router flushing stdout? (python3 -u)";
+pub const FLUSH_HINT: &str = "is the router flushing stdout? (python3 -u)";
 
 /// `s` cut to [`CLIP_CHARS`] characters (with `…` and the full length when cut).
-pub(crate) fn clip(s: &str) -> String {
+pub fn clip(s: &str) -> String {
     let n = s.chars().count();
     if n <= CLIP_CHARS {
         s.to_string()
@@ -39,57 +39,42 @@ pub(crate) fn clip(s: &str) -> String {
     }
 }
 
-/// SIGKILL to process group `pgid` (errors, e.g. the group is already gone, are ignored).
-pub(crate) fn kill_group(pgid: i32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
-/// Why [`LineChild::ask`] got no answer.
-#[derive(Debug)]
-pub(crate) enum AskError {
+/// Why [`LineChild::ask`] got no answer. `Display` is the message's tail after the command's
+/// name (`did not answer within 5 s: ...`).
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
     /// No answer line within the deadline.
+    #[error("did not answer within {} s: {FLUSH_HINT}", .0.as_secs_f64())]
     Timeout(Duration),
     /// The child's stdout ended before an answer (usually: it exited); the exit status when
     /// it is known.
+    #[error("{}", closed_text(.0.as_ref()))]
     Closed(Option<ExitStatus>),
     /// The child stopped reading its stdin (the write failed) and gave no answer.
+    #[error("stopped reading its stdin ({0})")]
     NotReading(String),
     /// Reading stdout failed, or an answer line was too long.
+    #[error("cannot read the answer: {0}")]
     Read(String),
 }
 
-impl std::fmt::Display for AskError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AskError::Timeout(d) => write!(
-                f,
-                "did not answer within {} s: {FLUSH_HINT}",
-                d.as_secs_f64()
-            ),
-            AskError::Closed(None) => write!(
-                f,
-                "closed its stdout before answering (the process is still running)"
-            ),
-            AskError::Closed(Some(status)) => {
-                write!(f, "exited before answering")?;
-                match status.code() {
-                    Some(127) => write!(f, " (exit status 127: command not found or cannot start)"),
-                    Some(c) => write!(f, " (exit status {c})"),
-                    None => write!(f, " ({status})"),
-                }
+/// The text of [`AskError::Closed`].
+fn closed_text(status: Option<&ExitStatus>) -> String {
+    match status {
+        None => "closed its stdout before answering (the process is still running)".to_string(),
+        Some(status) => match status.code() {
+            Some(127) => {
+                "exited before answering (exit status 127: command not found or cannot start)"
+                    .to_string()
             }
-            AskError::NotReading(e) => {
-                write!(f, "stopped reading its stdin ({e})")
-            }
-            AskError::Read(e) => write!(f, "cannot read the answer: {e}"),
-        }
+            Some(c) => format!("exited before answering (exit status {c})"),
+            None => format!("exited before answering ({status})"),
+        },
     }
 }
 
 /// A running `sh -c COMMAND` spoken to one line at a time.
-pub(crate) struct LineChild {
+pub struct LineChild {
     child: Child,
     pgid: i32,
     to_child: Option<SyncSender<Vec<u8>>>,
@@ -101,7 +86,7 @@ pub(crate) struct LineChild {
 impl LineChild {
     /// Start `sh -c command` with piped stdin/stdout (stderr passes through) in a new process
     /// group; `timeout` is the deadline of each answer.
-    pub(crate) fn spawn(command: &str, timeout: Duration) -> io::Result<LineChild> {
+    pub fn spawn(command: &str, timeout: Duration) -> io::Result<LineChild> {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sh")
             .arg("-c")
@@ -197,7 +182,7 @@ impl LineChild {
     }
 
     /// Send `request` (a newline is appended) and wait for one answer line.
-    pub(crate) fn ask(&mut self, request: &str) -> Result<String, AskError> {
+    pub fn ask(&mut self, request: &str) -> Result<String, AskError> {
         let mut bytes = Vec::with_capacity(request.len() + 1);
         bytes.extend_from_slice(request.as_bytes());
         bytes.push(b'\n');
@@ -272,7 +257,7 @@ impl LineChild {
     /// still writes until it closes stdout, waiting at most `grace`; the group is killed
     /// afterwards. A non-zero count means the answers were misaligned (more lines than
     /// requests).
-    pub(crate) fn finish(mut self, grace: Duration) -> usize {
+    pub fn finish(mut self, grace: Duration) -> usize {
         drop(self.to_child.take());
         let mut end = Instant::now() + grace;
         let mut exited = false;
@@ -307,7 +292,7 @@ impl Drop for LineChild {
     fn drop(&mut self) {
         drop(self.to_child.take());
         // Kill the group before reaping the leader, so the group id cannot be reused.
-        kill_group(self.pgid);
+        crate::signals::kill_group(self.pgid);
         let _ = self.child.kill();
         let _ = self.child.wait();
         crate::signals::unregister_group(self.pgid);
@@ -365,8 +350,36 @@ mod tests {
         let mut c = LineChild::spawn("sleep 1000 & exit 3", Duration::from_secs(30)).unwrap();
         let t = Instant::now();
         let e = c.ask("x").unwrap_err();
-        assert!(matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)), "{e}");
+        assert!(
+            matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)),
+            "{e}"
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn closed_messages() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            AskError::Closed(None).to_string(),
+            "closed its stdout before answering (the process is still running)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(127 << 8))).to_string(),
+            "exited before answering (exit status 127: command not found or cannot start)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(3 << 8))).to_string(),
+            "exited before answering (exit status 3)"
+        );
+        assert_eq!(
+            AskError::Closed(Some(ExitStatus::from_raw(9))).to_string(),
+            "exited before answering (signal: 9 (SIGKILL))"
+        );
+        assert_eq!(
+            AskError::Timeout(Duration::from_millis(1500)).to_string(),
+            format!("did not answer within 1.5 s: {FLUSH_HINT}")
+        );
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! process groups of the child processes it started (killed, so no descendant of `sh -c`
 //! survives) and the temporary files of atomic writes (removed; the targets are untouched).
 //!
-//! [`install`] starts one thread (signal-hook's iterator) that does this cleanup and exits
+//! [`install`] (called once by the binary's `main`) starts one thread (signal-hook's iterator) that does this cleanup and exits
 //! with 128 + the signal number, as a shell reports a process killed by it. SIGKILL cannot be
 //! caught: a child's group then survives us only until its own stdin closes; a temporary
 //! `.routeval-*.tmp` file may remain, but the target is never partial.
 //!
 //! SIGXFSZ (file size limit exceeded) is caught too, so that a write beyond `ulimit -f` fails
 //! with EFBIG (one line, exit 2) instead of killing the process.
+//!
+//! This module is the registry the other modules report to ([`crate::child`] registers the
+//! process groups it starts, [`crate::output`] its temporary files); it imports neither.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -24,34 +27,44 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Remember a child's process group (its pid; the child leads its own group).
-pub(crate) fn register_group(pgid: i32) {
+pub fn register_group(pgid: i32) {
     lock(&GROUPS).push(pgid);
 }
 
 /// Forget a process group (it was killed and reaped).
-pub(crate) fn unregister_group(pgid: i32) {
+pub fn unregister_group(pgid: i32) {
     lock(&GROUPS).retain(|&g| g != pgid);
 }
 
 /// Remember a temporary file to remove if we are stopped.
-pub(crate) fn register_temp(path: &Path) {
+pub fn register_temp(path: &Path) {
     lock(&TEMPS).push(path.to_path_buf());
 }
 
 /// Forget a temporary file (renamed into place or removed).
-pub(crate) fn unregister_temp(path: &Path) {
+pub fn unregister_temp(path: &Path) {
     lock(&TEMPS).retain(|p| p != path);
 }
 
-/// Send SIGKILL to every registered process group.
-pub(crate) fn kill_all_groups() {
-    for &g in lock(&GROUPS).iter() {
-        crate::child::kill_group(g);
+/// SIGKILL to process group `pgid` (errors, e.g. the group is already gone, are ignored).
+pub fn kill_group(pgid: i32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 
-/// Install the handlers (once, at start-up). Failing to install them is not fatal.
-pub(crate) fn install() {
+/// Send SIGKILL to every registered process group.
+pub fn kill_all_groups() {
+    for &g in lock(&GROUPS).iter() {
+        kill_group(g);
+    }
+}
+
+/// Install the handlers (once, at start-up). Failing to install them is not fatal. On
+/// SIGINT, SIGTERM or SIGHUP the handler thread kills the registered groups, removes the
+/// registered temporary files, prints `error: stopped by SIGINT` (etc.) on stderr and exits
+/// with 128 + the signal number.
+pub fn install() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
     // A flag handler makes the kernel fail the write with EFBIG rather than kill us.
     let _ = signal_hook::flag::register(SIGXFSZ, std::sync::Arc::new(AtomicBool::new(false)));
