@@ -151,11 +151,12 @@ pub(crate) fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, Failure
 }
 
 /// The bytes of a whole-file input: a read-only map of a regular file, or bytes in memory
-/// (a decompressed gzip/zstd file, which cannot be used in place).
+/// (a decompressed gzip/zstd file, which cannot be used in place, or an input that was read:
+/// stdin, a stream).
 pub(crate) enum InputBytes {
     /// The file itself, mapped.
     Mapped(memmap2::Mmap),
-    /// Decompressed content.
+    /// Decompressed content, or bytes read from a stream.
     Decoded(Vec<u8>),
 }
 
@@ -172,7 +173,7 @@ impl std::ops::Deref for InputBytes {
 /// Map the regular file `file` read-only into memory, or `None` (it is not a regular file,
 /// it is empty, or the OS refused): callers then read it instead.
 ///
-/// Used by `filter` and `rag` for their whole-file inputs: on the benchmark machine reading
+/// Used by `filter`, `rag`, `trec` and `compare` for their whole-file inputs: on the benchmark machine reading
 /// into a fresh buffer costs about 0.5 ms per MB in page faults and zero-filling alone,
 /// more than parsing; a map of a file in the page cache costs a fraction of that.
 ///
