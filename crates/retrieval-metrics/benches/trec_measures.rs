@@ -123,6 +123,21 @@ fn end_to_end(c: &mut Criterion) {
         b.iter(|| Qrels::from_bytes(black_box(&q), "qrels").expect("ok"))
     });
     g.finish();
+
+    // Many small queries: the per-query structures (each query's judgments, its result slot)
+    // rather than the per-line work dominate, as in the 100k-query benchmark of benches/trec.md.
+    let (q, r) = synth(20_000, 10);
+    let qrels = Qrels::from_bytes(&q, "qrels").expect("valid qrels");
+    let mut g = c.benchmark_group("parse+evaluate");
+    g.throughput(criterion::Throughput::Bytes(r.len() as u64));
+    g.sample_size(20);
+    g.bench_function("20000q_x_10docs", |b| {
+        b.iter(|| trec::evaluate_bytes(&qrels, black_box(&r), "run", &opts, "qrels").expect("ok"))
+    });
+    g.bench_function("qrels_parse_20000q", |b| {
+        b.iter(|| Qrels::from_bytes(black_box(&q), "qrels").expect("ok"))
+    });
+    g.finish();
 }
 
 criterion_group!(benches, kernels, end_to_end);

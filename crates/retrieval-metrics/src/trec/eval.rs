@@ -1127,52 +1127,83 @@ pub fn evaluate_bytes_with_progress(
         .unwrap_or(b"")
         .into();
 
-    // Segments per qrels query.
-    let mut per_query: Vec<Vec<Segment>> = (0..qrels.len()).map(|_| Vec::new()).collect();
+    // Results per qrels query. A query whose lines form one segment that was evaluated
+    // while its chunk was parsed (nearly every query of a file grouped by qid) takes that
+    // result in place; the others (split across chunks or interleaved, or never evaluated)
+    // are gathered and evaluated once below. No per-query collection is built: memory here is
+    // one result slot and one counter per judged query.
+    let n = qrels.len();
+    let mut counts: Vec<u32> = vec![0; n];
     let mut run_only: rustc_hash::FxHashSet<&[u8]> = Default::default();
-    for c in chunks {
-        for s in c.segments {
-            if let Some(qi) = qrels.position(s.qid) {
-                per_query[qi].push(s);
-            } else {
-                run_only.insert(s.qid);
+    let mut located: Vec<Vec<Option<usize>>> = Vec::with_capacity(chunks.len());
+    for c in &chunks {
+        let mut at = Vec::with_capacity(c.segments.len());
+        for s in &c.segments {
+            let qi = qrels.position(s.qid);
+            match qi {
+                Some(qi) => counts[qi] = counts[qi].saturating_add(1),
+                None => {
+                    run_only.insert(s.qid);
+                }
+            }
+            at.push(qi);
+        }
+        located.push(at);
+    }
+    let mut results: Vec<Option<Result<QueryResult, QueryError>>> = (0..n).map(|_| None).collect();
+    // Queries evaluated after grouping: their segments' byte ranges in file order.
+    let mut pending: rustc_hash::FxHashMap<usize, Vec<(usize, usize)>> = Default::default();
+    for (c, at) in chunks.into_iter().zip(located) {
+        for (s, qi) in c.segments.into_iter().zip(at) {
+            let Some(qi) = qi else { continue };
+            match s.result {
+                Some(r) if counts[qi] == 1 => results[qi] = Some(r),
+                _ => pending.entry(qi).or_default().push((s.start, s.end)),
             }
         }
     }
-    let missing = per_query.iter().filter(|s| s.is_empty()).count() as u64;
-    let missing_ids: Vec<String> = per_query
+    let missing = counts.iter().filter(|&&k| k == 0).count() as u64;
+    let missing_ids: Vec<String> = counts
         .iter()
         .zip(qrels.queries())
-        .filter(|(s, _)| s.is_empty())
+        .filter(|(k, _)| **k == 0)
         .take(MISSING_EXAMPLES)
         .map(|(_, qq)| String::from_utf8_lossy(qq.qid()).into_owned())
         .collect();
-    progress.stage(
-        "evaluating queries",
-        Some(per_query.len() as u64),
-        Unit::Items,
-    );
-    let results: Vec<Option<Result<QueryResult, QueryError>>> = per_query
+    progress.stage("evaluating queries", Some(n as u64), Unit::Items);
+    // Already evaluated, and (without `-c`) the queries without results, which need nothing.
+    let done = results.iter().filter(|r| r.is_some()).count() as u64;
+    progress.advance(done + if opts.complete { 0 } else { missing });
+    let mut todo: Vec<(usize, Vec<(usize, usize)>)> = pending.into_iter().collect();
+    if opts.complete {
+        todo.extend(
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k == 0)
+                .map(|(qi, _)| (qi, Vec::new())),
+        );
+    }
+    let evaluated: Vec<(usize, Result<QueryResult, QueryError>)> = todo
         .into_par_iter()
-        .enumerate()
-        .map(|(qi, mut segs)| {
+        .map(|(qi, ranges)| {
             progress.advance(1);
             let qq = &qrels.queries()[qi];
-            if segs.is_empty() {
-                return opts.complete.then(|| evaluate_missing(qq, opts));
+            if ranges.is_empty() {
+                return (qi, evaluate_missing(qq, opts));
             }
-            if segs.len() == 1
-                && let Some(r) = segs[0].result.take()
-            {
-                return Some(r);
-            }
-            let ranges: Vec<(usize, usize)> = segs.iter().map(|s| (s.start, s.end)).collect();
             let mut docs = Vec::new();
             collect_docs(run, &ranges, &mut docs);
             let mut scratch = Scratch::default();
-            Some(evaluate_docs(qq.qid(), &mut docs, qq, opts, &mut scratch))
+            (
+                qi,
+                evaluate_docs(qq.qid(), &mut docs, qq, opts, &mut scratch),
+            )
         })
         .collect();
+    for (qi, r) in evaluated {
+        results[qi] = Some(r);
+    }
     assemble(
         qrels,
         results,

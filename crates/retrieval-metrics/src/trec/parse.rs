@@ -264,18 +264,30 @@ fn check_rel(v: i64, text: &str) -> Result<i32, String> {
 }
 
 /// The judgments of one query: docnos sorted by byte order with their relevance values.
+///
+/// Four allocations per query (qid, docno bytes, judgments, level counts): a qrels file of
+/// 100,000 queries is that many small structures, so their number and size are the memory of
+/// [`Qrels`].
 #[derive(Debug, Clone, Default)]
 pub struct QueryQrels {
     qid: Box<[u8]>,
-    arena: Vec<u8>,
-    ends: Vec<u32>,
-    rels: Vec<i32>,
-    /// [`hash_id`] of each docno (same order), computed once for every evaluation.
-    hashes: Vec<u64>,
+    /// The docnos, concatenated in order.
+    arena: Box<[u8]>,
+    /// One entry per docno, same order.
+    judged: Box<[Judged]>,
     /// Judged documents per relevance level `0..=max` (trec_eval's `rel_levels`).
     rel_levels: Vec<u64>,
     /// First duplicated docno and the line of its second occurrence, if any.
-    duplicate: Option<(Box<[u8]>, u64)>,
+    duplicate: Option<Box<(Box<[u8]>, u64)>>,
+}
+
+/// One judgment of a [`QueryQrels`]: its docno's [`hash_id`] (computed once for every
+/// evaluation), where the docno ends in the arena, and its relevance value.
+#[derive(Debug, Clone, Copy, Default)]
+struct Judged {
+    hash: u64,
+    end: u32,
+    rel: i32,
 }
 
 impl QueryQrels {
@@ -286,40 +298,44 @@ impl QueryQrels {
 
     /// Number of judgment lines.
     pub fn len(&self) -> usize {
-        self.rels.len()
+        self.judged.len()
     }
 
     /// Whether the query has no judgments.
     pub fn is_empty(&self) -> bool {
-        self.rels.is_empty()
+        self.judged.is_empty()
     }
 
     /// The `i`-th judged docno in byte order.
     pub fn docno(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.arena[start..self.ends[i] as usize]
+        let start = if i == 0 {
+            0
+        } else {
+            self.judged[i - 1].end as usize
+        };
+        &self.arena[start..self.judged[i].end as usize]
     }
 
     /// [`hash_id`] of the `i`-th docno.
     #[inline]
     pub(crate) fn docno_hash(&self, i: usize) -> u64 {
-        self.hashes[i]
+        self.judged[i].hash
     }
 
     /// The `i`-th relevance value (same order as [`QueryQrels::docno`]).
     pub fn rel_at(&self, i: usize) -> i32 {
-        self.rels[i]
+        self.judged[i].rel
     }
 
     /// The relevance of `docno`, or `None` when it was not judged (not in the pool).
     pub fn rel(&self, docno: &[u8]) -> Option<i32> {
-        let (mut lo, mut hi) = (0usize, self.rels.len());
+        let (mut lo, mut hi) = (0usize, self.judged.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
             match self.docno(mid).cmp(docno) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(self.rels[mid]),
+                std::cmp::Ordering::Equal => return Some(self.judged[mid].rel),
             }
         }
         None
@@ -351,39 +367,42 @@ impl QueryQrels {
     /// The first duplicated docno and the line of its second occurrence: trec_eval refuses
     /// such a query when it is evaluated.
     pub fn duplicate(&self) -> Option<(&[u8], u64)> {
-        self.duplicate.as_ref().map(|(d, l)| (&d[..], *l))
+        self.duplicate.as_deref().map(|(d, l)| (&d[..], *l))
     }
 
     fn build(qid: &[u8], mut recs: Vec<Judgment<'_>>) -> QueryQrels {
         sort_docnos(&mut recs);
-        let mut q = QueryQrels {
-            qid: qid.into(),
-            arena: Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum()),
-            ends: Vec::with_capacity(recs.len()),
-            rels: Vec::with_capacity(recs.len()),
-            hashes: Vec::with_capacity(recs.len()),
-            rel_levels: Vec::new(),
-            duplicate: None,
-        };
+        let mut arena = Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum());
+        let mut judged = Vec::with_capacity(recs.len());
+        let mut rel_levels: Vec<u64> = Vec::new();
+        let mut duplicate = None;
         let mut prev: Option<&[u8]> = None;
         for (docno, rel, line) in recs {
-            if prev.is_some_and(|p| same_id(p, docno)) && q.duplicate.is_none() {
-                q.duplicate = Some((docno.into(), line));
+            if prev.is_some_and(|p| same_id(p, docno)) && duplicate.is_none() {
+                duplicate = Some(Box::new((docno.into(), line)));
             }
             prev = Some(docno);
-            q.arena.extend_from_slice(docno);
-            q.ends.push(q.arena.len() as u32);
-            q.rels.push(rel);
-            q.hashes.push(hash_id(docno));
+            arena.extend_from_slice(docno);
+            judged.push(Judged {
+                hash: hash_id(docno),
+                end: arena.len() as u32,
+                rel,
+            });
             if rel >= 0 {
                 let r = rel as usize;
-                if q.rel_levels.len() <= r {
-                    q.rel_levels.resize(r + 1, 0);
+                if rel_levels.len() <= r {
+                    rel_levels.resize(r + 1, 0);
                 }
-                q.rel_levels[r] += 1;
+                rel_levels[r] += 1;
             }
         }
-        q
+        QueryQrels {
+            qid: qid.into(),
+            arena: arena.into_boxed_slice(),
+            judged: judged.into_boxed_slice(),
+            rel_levels,
+            duplicate,
+        }
     }
 }
 
