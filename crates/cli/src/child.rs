@@ -365,7 +365,10 @@ mod tests {
         let mut c = LineChild::spawn("sleep 1000 & exit 3", Duration::from_secs(30)).unwrap();
         let t = Instant::now();
         let e = c.ask("x").unwrap_err();
-        assert!(matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)), "{e}");
+        assert!(
+            matches!(e, AskError::Closed(Some(s)) if s.code() == Some(3)),
+            "{e}"
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     }
 
