@@ -60,11 +60,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     &["crates/cli/src/child.rs", "crates/cli/src/signals.rs"],
     // `common` (inputs, failures) and `output` (atomic writes, the "never over an input" check).
     &["crates/cli/src/common.rs", "crates/cli/src/output.rs"],
-    // `compare`'s typed rendering and its `--html`/`--format md` document builder.
-    &[
-        "crates/cli/src/compare.rs",
-        "crates/cli/src/report/compare.rs",
-    ],
     // trec_eval's evaluation, measures and ranking (`JudgedRanking` is shared by all three),
     // and the tie ranges (`ties` runs the measures on reordered groups; `eval` calls it per
     // query when `EvalOptions::ties` is set). Grew by `ties.rs` in issue 27: to be broken by

@@ -688,7 +688,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     .with_public_bank(choice.public.as_deref());
     let md = a.format == crate::report::TextFormat::Md;
     let report = (md || a.html.html.is_some()).then(|| {
-        let mut doc = crate::report::crb::eval_document(
+        let mut doc = routeval_views::crb::eval_document(
             &m,
             &records,
             &a.predictor,

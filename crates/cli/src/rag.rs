@@ -1081,7 +1081,7 @@ fn write_outputs(
     ])
     .map_err(OutError::Fatal)?;
     let doc = (md || args.html.is_some()).then(|| {
-        let mut doc = crate::report::rag::document(report, &input, weakest, intervals);
+        let mut doc = routeval_views::rag::document(report, &input, weakest, intervals);
         // The same block the text prints under the summary and --json holds as "baseline".
         if let Some(c) = comparison {
             doc.sections.push(c.section());

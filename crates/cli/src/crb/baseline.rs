@@ -63,7 +63,7 @@ impl Comparison {
         ])
         .caption(format!(
             "{} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}",
-            crate::ci::level_label(self.level),
+            routeval_views::level_label(self.level),
             self.replicates,
             self.seed
         ));
@@ -103,7 +103,7 @@ impl Comparison {
         let mut t = format!(
             "vs baseline {} (paired on the same rows; {} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}):\n",
             self.spec,
-            crate::ci::level_label(self.level),
+            routeval_views::level_label(self.level),
             self.replicates,
             self.seed
         );

@@ -180,7 +180,7 @@ impl Comparison {
             c.test.name(),
             c.correction.name(),
             c.alpha,
-            crate::ci::level_label(c.ci_level.unwrap_or(0.95)),
+            routeval_views::level_label(c.ci_level.unwrap_or(0.95)),
         )
     }
 
@@ -199,7 +199,7 @@ impl Comparison {
             c.test.name(),
             c.correction.name(),
             c.alpha,
-            crate::ci::level_label(c.ci_level.unwrap_or(0.95)),
+            routeval_views::level_label(c.ci_level.unwrap_or(0.95)),
         );
         t.push_str(&format!(
             "  {:<19} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}  {:<20} {}\n",

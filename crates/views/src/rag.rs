@@ -1,7 +1,7 @@
 //! `routeval rag` report: metric bars with support counts (estimated values marked), the
 //! weakest cases and the notes.
 
-use super::f4;
+use crate::f4;
 use routeval_report::{BarSeries, Document, Headline, Plot, PlotKind, Section, Table};
 use routeval_retrieval_metrics::rag::RagReport;
 
@@ -12,7 +12,7 @@ const MAX_NOTES: usize = 50;
 
 /// The rag report; `weakest` = `--weakest N` (at least [`WEAKEST`] are shown).
 /// `ci` = the `--ci` intervals of the metric means, if any.
-pub(crate) fn document(
+pub fn document(
     r: &RagReport,
     input: &str,
     weakest: i64,
@@ -121,6 +121,6 @@ pub(crate) fn document(
         doc.notes
             .push(format!("… {} more kinds of note", groups.len() - MAX_NOTES));
     }
-    doc.notes.extend(super::degenerate_notes(ci));
+    doc.notes.extend(crate::degenerate_notes(ci));
     doc
 }

@@ -9,6 +9,7 @@ use routeval_report::{
 use routeval_routing_scores::crb::records::EvalRecord;
 use routeval_routing_scores::crb::scores::CrbMetrics;
 use routeval_routing_scores::crb::sweep::SweepPoint;
+use routeval_sweep::crb::CrbSweepReport;
 
 /// A percent value as the `crb` tables print it (2 decimals, `n/a`).
 fn p2(x: f64) -> String {
@@ -28,7 +29,7 @@ fn ratio_pct(n: u64, d: u64) -> f64 {
 }
 
 /// The five `scores_v2` headline percentages, as `(JSON key, label, value)`.
-pub(crate) fn v2_headline(
+pub fn v2_headline(
     v2: &routeval_routing_scores::crb::scores::ScoresV2,
 ) -> [(&'static str, &'static str, f64); 5] {
     [
@@ -63,7 +64,7 @@ pub(crate) fn v2_headline(
 /// The `crb eval` report: `predictor` as given, `records` with their predictions,
 /// `tokenizers` the set-up as the table's header shows it (`EvalTable::tokenizers`),
 /// `fallbacks` the tiers counted with another encoder (one note each).
-pub(crate) fn eval_document(
+pub fn eval_document(
     m: &CrbMetrics,
     records: &[EvalRecord],
     predictor: &str,
@@ -221,33 +222,31 @@ pub(crate) fn eval_document(
             })
             .with(ctab),
     );
-    doc.notes.extend(super::degenerate_notes(ci));
+    doc.notes.extend(crate::degenerate_notes(ci));
     doc
 }
 
 /// A sweep's headline figures as the document's headline (label and printed value).
-pub(crate) fn figures(f: &[routeval_sweep::Figure]) -> Vec<Headline> {
+pub fn figures(f: &[routeval_sweep::Figure]) -> Vec<Headline> {
     f.iter()
         .map(|f| Headline::new(f.label.clone(), f.text.clone()))
         .collect()
 }
 
-/// The `crb sweep` report: per threshold τ the point, the NDCH of (cost, pass rate), the
-/// chosen τ if a rule was given; the headline and caveats are the report's own.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn sweep_document(
-    grid: &[f64],
-    points: &[SweepPoint],
-    pass_rate_key: &str,
-    pass_rate: impl Fn(&SweepPoint) -> f64,
-    hull: &[(f64, f64)],
-    aiq: f64,
-    chosen: Option<f64>,
-    bank: &str,
-    scores: &str,
-    headline: &[routeval_sweep::Figure],
-    caveats: &[String],
-) -> Document {
+/// The `crb sweep` report of `r` (the typed report `--json` and the table print): per
+/// threshold τ the point, the NDCH of (cost, pass rate), the chosen τ if a rule was given; the
+/// headline and caveats are the report's own.
+pub fn sweep_document(r: &CrbSweepReport) -> Document {
+    let (grid, points, hull, aiq, chosen) = (
+        r.grid.as_slice(),
+        r.points.as_slice(),
+        r.ndch.as_slice(),
+        r.aiq,
+        r.chosen_threshold,
+    );
+    let (bank, scores) = (&r.bank, &r.scores);
+    let pass_rate_key = r.pass_rate.key();
+    let pass_rate = |p: &SweepPoint| r.pass_rate.of(p);
     let mut doc = Document {
         title: "routeval crb sweep: cost–quality over the threshold τ".into(),
         subtitle: Some(format!(
@@ -258,8 +257,8 @@ pub(crate) fn sweep_document(
     };
     // The headline and caveats are the typed report's (`routeval_sweep::crb::CrbSweepReport`),
     // the ones the table and --json print: held-out figures when calibrating.
-    doc.headline = figures(headline);
-    doc.caveats = caveats.to_vec();
+    doc.headline = figures(&r.headline);
+    doc.caveats.clone_from(&r.caveats);
     let chosen_i = chosen.and_then(|tau| grid.iter().position(|&t| t == tau));
     let curve: Vec<(f64, f64)> = points.iter().map(|p| (p.cost_usd, pass_rate(p))).collect();
     let mut series = vec![
@@ -268,7 +267,7 @@ pub(crate) fn sweep_document(
             points: curve.clone(),
             style: XyStyle::Points,
             colour: Some(0),
-            labels: grid.iter().map(|t| super::tau_label(*t)).collect(),
+            labels: grid.iter().map(|t| crate::tau_label(*t)).collect(),
         },
         XySeries {
             name: format!("NDCH (AIQ {})", p2(aiq)),
