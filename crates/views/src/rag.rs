@@ -1,9 +1,11 @@
 //! `routeval rag` report: metric bars with support counts (estimated values marked), the
-//! weakest cases and the notes.
+//! weakest cases and the notes; with `--baseline CASES2` the paired comparison's section and
+//! text block.
 
 use crate::f4;
 use routeval_report::{BarSeries, Document, Headline, Plot, PlotKind, Section, Table};
 use routeval_retrieval_metrics::rag::RagReport;
+use routeval_retrieval_metrics::rag::compare::{Pairing, RagBaseline, RagComparison};
 
 /// The weakest cases listed (or `--weakest N` when larger).
 const WEAKEST: usize = 5;
@@ -123,4 +125,153 @@ pub fn document(
     }
     doc.notes.extend(crate::degenerate_notes(ci));
     doc
+}
+
+// `rag --baseline CASES2`: the paired comparison's faces.
+
+/// The report section of a `rag --baseline CASES2` comparison (`--format md`, `--html`): one row per metric
+/// with the same cells as [`baseline_text`] prints.
+pub fn baseline_section(b: &RagBaseline) -> routeval_report::Section {
+    let c = &b.comparison;
+    let mut t = routeval_report::Table::new([
+        "metric",
+        "cases",
+        "run",
+        "baseline",
+        "delta",
+        "p",
+        "p adj",
+        "significant",
+        "CI of delta",
+        "W/T/L",
+    ])
+    .caption(baseline_caption(c));
+    for m in &c.metrics {
+        match &m.comparison {
+            None => t.row([
+                m.metric.name().to_string(),
+                m.cases.to_string(),
+                "(no case scored by both)".into(),
+            ]),
+            Some(k) => t.row([
+                m.metric.name().to_string(),
+                m.cases.to_string(),
+                f4(m.value),
+                f4(m.baseline),
+                signed(k.delta),
+                p_text(k.p_value),
+                p_text(k.p_adjusted),
+                if k.significant { "yes" } else { "no" }.to_string(),
+                ci_text(k.ci),
+                format!("{}/{}/{}", k.wins, k.ties, k.losses),
+            ]),
+        }
+    }
+    routeval_report::Section::new(format!("vs baseline {}", b.cases_file)).with(t)
+}
+
+/// What was compared and how (the text block's first line, without the path).
+fn baseline_caption(c: &RagComparison) -> String {
+    let pairing = match c.pairing {
+        Pairing::Id => "by id",
+        Pairing::Index => "by position",
+    };
+    format!(
+        "{} paired cases {pairing}; {} test, {} correction, alpha {}; {} paired bootstrap CI of the mean difference",
+        c.cases,
+        c.test.name(),
+        c.correction.name(),
+        c.alpha,
+        crate::level_label(c.ci_level.unwrap_or(0.95)),
+    )
+}
+
+/// The text block `rag --baseline CASES2` prints under the summary: one line per metric.
+pub fn baseline_text(b: &RagBaseline) -> String {
+    let c = &b.comparison;
+    let p = p_text;
+    let pairing = match c.pairing {
+        Pairing::Id => "by id",
+        Pairing::Index => "by position",
+    };
+    let mut t = format!(
+        "vs baseline {} ({} paired cases {pairing}; {} test, {} correction, alpha {}; {} paired bootstrap CI of the mean difference)\n",
+        b.cases_file,
+        c.cases,
+        c.test.name(),
+        c.correction.name(),
+        c.alpha,
+        crate::level_label(c.ci_level.unwrap_or(0.95)),
+    );
+    t.push_str(&format!(
+        "  {:<19} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}  {:<20} {}\n",
+        "metric", "cases", "run", "baseline", "delta", "p", "p adj", "CI of delta", "W/T/L"
+    ));
+    for m in &c.metrics {
+        match &m.comparison {
+            None => t.push_str(&format!(
+                "  {:<19} {:>6}  (no case scored by both)\n",
+                m.metric.name(),
+                m.cases
+            )),
+            Some(k) => {
+                let ci = ci_text(k.ci);
+                t.push_str(&format!(
+                    "  {:<19} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:<20} {}/{}/{}\n",
+                    m.metric.name(),
+                    m.cases,
+                    f4(m.value),
+                    f4(m.baseline),
+                    signed(k.delta),
+                    p(k.p_value),
+                    p(k.p_adjusted),
+                    if k.significant { "*" } else { " " },
+                    ci,
+                    k.wins,
+                    k.ties,
+                    k.losses
+                ));
+            }
+        }
+    }
+    t.push_str("  (* significant after the correction)\n");
+    for m in &c.metrics {
+        if let Some(k) = &m.comparison {
+            if let Some(note) = k.note {
+                t.push_str(&format!("  note: {}: no test ({note})\n", m.metric.name()));
+            }
+            if let Some(why) = k.ci_degenerate {
+                t.push_str(&format!("  note: {}: CI {why}\n", m.metric.name()));
+            }
+        }
+    }
+    t
+}
+
+/// A signed difference with 4 decimals (`n/a`).
+fn signed(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.4}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A p-value with 4 decimals, `<0.0001` below (`n/a`).
+fn p_text(x: f64) -> String {
+    if !x.is_finite() {
+        "n/a".to_string()
+    } else if x < 1e-4 {
+        "<0.0001".to_string()
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A CI as `[low, high]` (`n/a` without finite bounds).
+fn ci_text(ci: Option<[f64; 2]>) -> String {
+    ci.filter(|x| x[0].is_finite() && x[1].is_finite())
+        .map_or("n/a".to_string(), |x| {
+            format!("[{}, {}]", signed(x[0]), signed(x[1]))
+        })
 }
