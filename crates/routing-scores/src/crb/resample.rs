@@ -334,3 +334,29 @@ impl serde::Serialize for BaselineComparison {
         st.end()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_comparison_serializes_as_the_json_baseline_block() {
+        let c = BaselineComparison {
+            predictor: "tier:high".into(),
+            level: 0.95,
+            replicates: 300,
+            seed: 5,
+            deltas: Vec::new(),
+            mcnemar: McNemar {
+                b: 0,
+                c: 4,
+                p_value: f64::NAN,
+            },
+            rows: 9,
+        };
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"predictor":"tier:high","level":0.95,"replicates":300,"seed":5,"units":"trajectories, resampled within each benchmark (the same draws for both)","metrics":[],"case_pass_mcnemar":{"rows":9,"b":0,"c":4,"p_value":null}}"#
+        );
+    }
+}
