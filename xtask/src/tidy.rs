@@ -55,11 +55,6 @@ const UNSAFE_ALLOWED: &[&str] = &[
 /// graph, edges between a module and its own ancestors ignored). They are to be broken, not
 /// extended: the test fails on any other cycle, and on an entry that is no longer a cycle.
 const KNOWN_CYCLES: &[&[&str]] = &[
-    // `compare`'s typed rendering and its `--html`/`--format md` document builder.
-    &[
-        "crates/cli/src/compare.rs",
-        "crates/cli/src/report/compare.rs",
-    ],
     // trec_eval's evaluation, measures and ranking (`JudgedRanking` is shared by all three),
     // and the tie ranges (`ties` runs the measures on reordered groups; `eval` calls it per
     // query when `EvalOptions::ties` is set). Grew by `ties.rs` in issue 27: to be broken by

@@ -78,13 +78,7 @@ pub(crate) fn parse_level(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `95%` for 0.95, `99.5%` for 0.995.
-pub(crate) fn level_label(level: f64) -> String {
-    let p = level * 100.0;
-    let s = format!("{p:.4}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
-}
+pub(crate) use routeval_views::level_label;
 
 /// The text block printed under a table: a header naming the level, replicates, seed and
 /// units, then one `name  [lo, hi]` line per metric (`fmt` formats a bound), followed by

@@ -1,17 +1,17 @@
 //! `routeval compare`: is run B really better than the baseline A? Every run is scored with
 //! trec_eval's measures on every judged query (`-c`), then compared with the baseline (or every
 //! pair) by a paired test; p-values are corrected over the whole table. The statistics and the
-//! report are `routeval_stats::compare`; this module reads files and renders the report.
+//! report are `routeval_stats::compare`, its faces (text, Markdown, LaTeX, CSV, HTML)
+//! `routeval_views::compare`; this module reads files and writes the rendered report.
 
 use crate::common::{self, CmdResult, Failure};
 use crate::trec::read_all;
 use clap::{Args, ValueEnum};
 use routeval_retrieval_metrics::trec::{self, EvalOptions, MeasureSet, Qrels};
 use routeval_stats::{
-    CompareOptions, ComparisonReport, Correction, FamilyTest, PairedTest, SystemScores,
-    compare_systems,
+    CompareOptions, Correction, FamilyTest, PairedTest, SystemScores, compare_systems,
 };
-use std::fmt::Write as _;
+use routeval_views::compare as views;
 use std::path::{Path, PathBuf};
 
 /// The measures compared when no `-m` is given.
@@ -28,6 +28,17 @@ pub(crate) enum TableFormat {
     Latex,
     /// One CSV row per comparison (long form).
     Csv,
+}
+
+impl From<TableFormat> for views::TableFormat {
+    fn from(f: TableFormat) -> Self {
+        match f {
+            TableFormat::Text => Self::Text,
+            TableFormat::Md => Self::Md,
+            TableFormat::Latex => Self::Latex,
+            TableFormat::Csv => Self::Csv,
+        }
+    }
 }
 
 /// Options of `routeval compare`.
@@ -316,14 +327,14 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     for n in &report.notes {
         eprintln!("note: {n}");
     }
-    let tie_blocks: Vec<ExtraBlock> = if args.ties {
-        vec![tie_block(&report, &ties)]
+    let tie_blocks: Vec<views::ExtraBlock> = if args.ties {
+        vec![views::tie_block(&report, &ties)]
     } else {
         Vec::new()
     };
     if args.html.html.is_some() {
-        let mut doc = crate::report::compare::document(&report, &systems);
-        crate::report::compare::push_blocks(&mut doc, "Tie sensitivity", &tie_blocks);
+        let mut doc = views::document(&report, &systems);
+        views::push_blocks(&mut doc, "Tie sensitivity", &tie_blocks);
         doc.notes.clone_from(&notes);
         doc.notes
             .extend(report.notes.iter().map(|n| format!("note: {n}")));
@@ -351,7 +362,9 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         v.push(b'\n');
         v
     } else {
-        render(&report, args.format, &tie_blocks)?.into_bytes()
+        views::render(&report, args.format.into(), &tie_blocks)
+            .map_err(|e| Failure::bad_input(e.to_string()))?
+            .into_bytes()
     };
     common::emit(args.output.as_ref(), &out)?;
     if args.fail_if_worse {
@@ -367,7 +380,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
                 report.runs[0].name,
                 report.measures[m],
                 c.delta,
-                fmt_p(c.p_adjusted),
+                views::fmt_p(c.p_adjusted),
                 report.test_name(),
                 report.correction_name(),
                 report.alpha
@@ -378,19 +391,6 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         }
     }
     Ok(common::EXIT_OK)
-}
-
-/// `t test, holm correction`, or for a family test `tukey test, family-wise over every pair`.
-pub(crate) fn test_label(report: &ComparisonReport) -> String {
-    if report.family.is_some() {
-        format!("{} test, family-wise over every pair", report.test_name())
-    } else {
-        format!(
-            "{} test, {} correction",
-            report.test_name(),
-            report.correction_name()
-        )
-    }
 }
 
 /// `--bootstrap` with `--no-ci`, and `--seed` where nothing is drawn (`--no-ci` with the t or
@@ -418,632 +418,4 @@ fn check_resampling_flags(args: &CompareArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-/// A p-value for messages: 4 significant digits.
-pub(crate) fn fmt_p(p: f64) -> String {
-    if p.is_nan() {
-        "nan".into()
-    } else if p >= 1e-4 {
-        format!("{p:.4}")
-    } else {
-        format!("{p:.3e}")
-    }
-}
-
-/// Run letters a, b, …, z, aa, ab, … (ranx's labels).
-pub(crate) fn letter(i: usize) -> String {
-    let mut i = i;
-    let mut s = Vec::new();
-    loop {
-        s.push(b'a' + (i % 26) as u8);
-        if i < 26 {
-            break;
-        }
-        i = i / 26 - 1;
-    }
-    s.reverse();
-    String::from_utf8(s).unwrap_or_default()
-}
-
-/// `s` in Unicode superscript letters (the marks naming the runs a run beats in the table).
-pub(crate) fn superscript(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            'a' => 'ᵃ',
-            'b' => 'ᵇ',
-            'c' => 'ᶜ',
-            'd' => 'ᵈ',
-            'e' => 'ᵉ',
-            'f' => 'ᶠ',
-            'g' => 'ᵍ',
-            'h' => 'ʰ',
-            'i' => 'ⁱ',
-            'j' => 'ʲ',
-            'k' => 'ᵏ',
-            'l' => 'ˡ',
-            'm' => 'ᵐ',
-            'n' => 'ⁿ',
-            'o' => 'ᵒ',
-            'p' => 'ᵖ',
-            'r' => 'ʳ',
-            's' => 'ˢ',
-            't' => 'ᵗ',
-            'u' => 'ᵘ',
-            'v' => 'ᵛ',
-            'w' => 'ʷ',
-            'x' => 'ˣ',
-            'y' => 'ʸ',
-            'z' => 'ᶻ',
-            other => other,
-        })
-        .collect()
-}
-
-/// For each (run, measure): the letters of the runs it is significantly better than.
-pub(crate) fn better_than(report: &ComparisonReport) -> Vec<Vec<Vec<usize>>> {
-    let mut out = vec![vec![Vec::new(); report.measures.len()]; report.runs.len()];
-    for (a, b, m, c) in report.comparisons() {
-        if c.significant {
-            if c.delta > 0.0 {
-                out[b][m].push(a);
-            } else if c.delta < 0.0 {
-                out[a][m].push(b);
-            }
-        }
-    }
-    for row in &mut out {
-        for cell in row {
-            cell.sort_unstable();
-        }
-    }
-    out
-}
-
-/// A table cell for `x`: `nan` for NaN, else four decimals.
-pub(crate) fn num(x: f64) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else {
-        format!("{x:.4}")
-    }
-}
-
-fn render(
-    report: &ComparisonReport,
-    format: TableFormat,
-    more: &[ExtraBlock],
-) -> Result<String, Failure> {
-    let marks = better_than(report);
-    let mut header: Vec<String> = vec!["#".into(), "run".into()];
-    header.extend(report.measures.iter().cloned());
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut latex_rows: Vec<Vec<String>> = Vec::new();
-    for (r, run) in report.runs.iter().enumerate() {
-        let mut row = vec![letter(r), run.name.clone()];
-        let mut lrow = vec![letter(r), latex_escape(&run.name)];
-        for m in 0..report.measures.len() {
-            let mut cell = num(run.means[m]);
-            let mut lcell = cell.clone();
-            if let Some(v) = &run.vs_baseline {
-                let d = format!(" ({:+.4})", v[m].delta);
-                cell.push_str(&d);
-                lcell.push_str(&d);
-            }
-            let letters: String = marks[r][m].iter().map(|&i| letter(i)).collect();
-            if !letters.is_empty() {
-                cell.push_str(&superscript(&letters));
-                let _ = write!(lcell, "$^{{{letters}}}$");
-            }
-            row.push(cell);
-            lrow.push(lcell);
-        }
-        rows.push(row);
-        latex_rows.push(lrow);
-    }
-    let legend = format!(
-        "{} queries; mean (difference from run a); superscripts: significantly better than that \
-run ({}, alpha {}).",
-        report.queries,
-        test_label(report),
-        report.alpha
-    );
-    let mut extra = many_systems_blocks(report);
-    extra.extend(more.iter().cloned());
-    // Comparisons with no evidence behind them (one query, zero variance, NaN values).
-    let mut notes = String::new();
-    for (a, b, m, c) in report.comparisons() {
-        if let Some(note) = c.note {
-            let _ = write!(
-                notes,
-                "\nnote: {} vs {} on {}: no test ({note}); never marked significant.",
-                report.runs[b].name, report.runs[a].name, report.measures[m]
-            );
-        }
-    }
-    let legend = format!("{legend}{notes}");
-    let mut s = String::new();
-    match format {
-        TableFormat::Text => {
-            s.push_str(&text_table(&header, &rows));
-            let _ = writeln!(s, "\n{legend}");
-            for b in &extra {
-                let _ = write!(s, "\n{}\n", b.title);
-                let _ = write!(s, "{}", text_table(&b.header, &b.rows));
-                if let Some(n) = &b.note {
-                    let _ = writeln!(s, "{n}");
-                }
-            }
-        }
-        TableFormat::Md => {
-            let _ = writeln!(s, "| {} |", header.join(" | "));
-            let _ = writeln!(
-                s,
-                "|{}|",
-                header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-            );
-            for r in &rows {
-                let cells: Vec<String> = r
-                    .iter()
-                    .map(|c| routeval_report::markdown_escape(c))
-                    .collect();
-                let _ = writeln!(s, "| {} |", cells.join(" | "));
-            }
-            let _ = writeln!(s, "\n{legend}");
-            for b in &extra {
-                let _ = writeln!(s, "\n**{}**\n", b.title);
-                let _ = writeln!(s, "| {} |", b.header.join(" | "));
-                let _ = writeln!(
-                    s,
-                    "|{}|",
-                    b.header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-                );
-                for r in &b.rows {
-                    let cells: Vec<String> = r
-                        .iter()
-                        .map(|c| routeval_report::markdown_escape(c))
-                        .collect();
-                    let _ = writeln!(s, "| {} |", cells.join(" | "));
-                }
-                if let Some(n) = &b.note {
-                    let _ = writeln!(s, "\n{n}");
-                }
-            }
-        }
-        TableFormat::Latex => {
-            let _ = writeln!(
-                s,
-                "\\begin{{tabular}}{{ll{}}}",
-                "r".repeat(report.measures.len())
-            );
-            let _ = writeln!(s, "\\toprule");
-            let h: Vec<String> = header.iter().map(|c| latex_escape(c)).collect();
-            let _ = writeln!(s, "{} \\\\", h.join(" & "));
-            let _ = writeln!(s, "\\midrule");
-            for r in &latex_rows {
-                let _ = writeln!(s, "{} \\\\", r.join(" & "));
-            }
-            let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
-            let _ = writeln!(s, "% {legend}");
-            for b in &extra {
-                let _ = writeln!(s, "\n% {}", b.title);
-                let _ = writeln!(s, "\\begin{{tabular}}{{{}}}", "l".repeat(b.header.len()));
-                let _ = writeln!(s, "\\toprule");
-                let h: Vec<String> = b.header.iter().map(|c| latex_escape(c)).collect();
-                let _ = writeln!(s, "{} \\\\", h.join(" & "));
-                let _ = writeln!(s, "\\midrule");
-                for r in &b.rows {
-                    let cells: Vec<String> = r.iter().map(|c| latex_escape(c)).collect();
-                    let _ = writeln!(s, "{} \\\\", cells.join(" & "));
-                }
-                let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
-                if let Some(n) = &b.note {
-                    let _ = writeln!(s, "% {n}");
-                }
-            }
-        }
-        TableFormat::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let head = [
-                "baseline",
-                "run",
-                "measure",
-                "baseline_mean",
-                "run_mean",
-                "delta",
-                "p_value",
-                "p_adjusted",
-                "significant",
-                "effect_size",
-                "ci_low",
-                "ci_high",
-                "wins",
-                "ties",
-                "losses",
-            ];
-            let err = |e: csv::Error| Failure::bad_input(format!("cannot write CSV: {e}"));
-            let mut head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
-            head.extend(csv_extra_header(report));
-            w.write_record(&head).map_err(err)?;
-            for (a, b, m, c) in report.comparisons() {
-                let opt = |x: Option<f64>| x.map(num_full).unwrap_or_default();
-                let mut rec: Vec<String> = vec![
-                    report.runs[a].name.clone(),
-                    report.runs[b].name.clone(),
-                    report.measures[m].clone(),
-                    num_full(report.runs[a].means[m]),
-                    num_full(report.runs[b].means[m]),
-                    num_full(c.delta),
-                    num_full(c.p_value),
-                    num_full(c.p_adjusted),
-                    c.significant.to_string(),
-                    opt(c.effect_size),
-                    opt(c.ci.map(|x| x[0])),
-                    opt(c.ci.map(|x| x[1])),
-                    c.wins.to_string(),
-                    c.ties.to_string(),
-                    c.losses.to_string(),
-                ];
-                rec.extend(csv_extra_cells(report, a, b, m));
-                w.write_record(&rec).map_err(err)?;
-            }
-            let bytes = w
-                .into_inner()
-                .map_err(|e| Failure::bad_input(format!("cannot write CSV: {e}")))?;
-            s = String::from_utf8(bytes).unwrap_or_default();
-        }
-    }
-    Ok(s)
-}
-
-/// The CSV columns of the many-systems analyses, after the comparison columns (none without
-/// them, so the plain CSV is unchanged): the measure's ANOVA, both runs' letters, and per risk
-/// weight α the reference's GeoRisk and the run's URisk/TRisk (against the baseline, run a)
-/// and GeoRisk.
-fn csv_extra_header(report: &ComparisonReport) -> Vec<String> {
-    let mut h = Vec::new();
-    if report.anova.is_some() {
-        for c in [
-            "anova_f",
-            "anova_p_value",
-            "anova_df_systems",
-            "anova_df_queries",
-            "anova_df_residual",
-            "anova_mse",
-            "anova_ss_systems",
-            "anova_ss_queries",
-            "anova_ss_residual",
-        ] {
-            h.push(c.to_string());
-        }
-    }
-    if report.runs.iter().any(|r| r.letters.is_some()) {
-        h.push("baseline_letters".into());
-        h.push("run_letters".into());
-    }
-    if let Some(risk) = report.runs.first().and_then(|r| r.risk.as_ref()) {
-        for v in risk.first().map(Vec::as_slice).unwrap_or_default() {
-            let a = v.alpha;
-            h.push(format!("baseline_georisk_{a}"));
-            h.push(format!("run_urisk_{a}"));
-            h.push(format!("run_trisk_{a}"));
-            h.push(format!("run_georisk_{a}"));
-        }
-    }
-    h
-}
-
-/// The cells of [`csv_extra_header`] for the comparison of run `b` with run `a` on measure `m`.
-fn csv_extra_cells(report: &ComparisonReport, a: usize, b: usize, m: usize) -> Vec<String> {
-    let opt = |x: Option<f64>| x.map(num_full).unwrap_or_default();
-    let mut c = Vec::new();
-    if let Some(an) = report.anova.as_ref().and_then(|v| v.get(m)) {
-        c.extend([
-            opt(an.f),
-            opt(an.p_value),
-            an.df_systems.to_string(),
-            an.df_queries.to_string(),
-            an.df_residual.to_string(),
-            num_full(an.mse),
-            num_full(an.ss_systems),
-            num_full(an.ss_queries),
-            num_full(an.ss_residual),
-        ]);
-    }
-    if report.runs.iter().any(|r| r.letters.is_some()) {
-        for r in [a, b] {
-            c.push(
-                report.runs[r]
-                    .letters
-                    .as_ref()
-                    .and_then(|l| l.get(m))
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-        }
-    }
-    let risk = |r: usize| report.runs[r].risk.as_ref().and_then(|v| v.get(m));
-    if let (Some(ra), Some(rb)) = (risk(a), risk(b)) {
-        for (va, vb) in ra.iter().zip(rb) {
-            c.extend([
-                opt(va.georisk),
-                opt(vb.urisk),
-                opt(vb.trisk),
-                opt(vb.georisk),
-            ]);
-        }
-    }
-    c
-}
-
-/// An aligned plain-text table: header, dashes, rows; columns two spaces apart, lines
-/// right-trimmed.
-fn text_table(header: &[String], rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |x| x.chars().count()))
-                .chain(std::iter::once(header[c].chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| -> String {
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
-            .collect();
-        parts.join("  ").trim_end().to_string()
-    };
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", line(header));
-    let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    let _ = writeln!(s, "{}", line(&dashes));
-    for r in rows {
-        let _ = writeln!(s, "{}", line(r));
-    }
-    s
-}
-
-/// One extra table of the many-systems analyses (ANOVA, groups, risk, tie ranges), shared by
-/// every face of the report (text, Markdown, LaTeX, HTML).
-#[derive(Debug, Clone)]
-pub(crate) struct ExtraBlock {
-    /// Heading.
-    pub(crate) title: String,
-    /// Column names.
-    pub(crate) header: Vec<String>,
-    /// Cells.
-    pub(crate) rows: Vec<Vec<String>>,
-    /// A line under the table (how to read it), if any.
-    pub(crate) note: Option<String>,
-}
-
-/// The "Tie sensitivity" table from each run's `--ties` object (the JSON of
-/// `trec::format::TiesView`, one per run in report order): the runs and measures whose range
-/// over the orders of tied documents is not a point.
-fn tie_block(report: &ComparisonReport, ties: &[serde_json::Value]) -> ExtraBlock {
-    let header = [
-        "run",
-        "measure",
-        "value",
-        "min",
-        "max",
-        "expected",
-        "queries with ties that matter",
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut rows = Vec::new();
-    for (run, t) in report.runs.iter().zip(ties) {
-        for (m, name) in report.measures.iter().enumerate() {
-            let r = &t["all"][name];
-            let (Some(lo), Some(hi), Some(e)) =
-                (r["min"].as_f64(), r["max"].as_f64(), r["expected"].as_f64())
-            else {
-                continue;
-            };
-            if lo == hi {
-                continue;
-            }
-            rows.push(vec![
-                run.name.clone(),
-                name.clone(),
-                num(run.means[m]),
-                num(lo),
-                num(hi),
-                num(e),
-                t["queries_affected_per_measure"][name]
-                    .as_u64()
-                    .unwrap_or(0)
-                    .to_string(),
-            ]);
-        }
-    }
-    let unsupported: Vec<String> = ties
-        .first()
-        .and_then(|t| t["unsupported"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut note = if rows.is_empty() {
-        "No tie changes any compared measure of any run.".to_string()
-    } else {
-        "min / max / expected over every order of the documents that share a score (each group's orders equally likely); value = trec_eval's (ties by docno).".to_string()
-    };
-    if !unsupported.is_empty() {
-        note.push_str(&format!(" No exact range for: {}.", unsupported.join(", ")));
-    }
-    ExtraBlock {
-        title: "Tie sensitivity".into(),
-        header,
-        rows,
-        note: Some(note),
-    }
-}
-
-/// A value or `n/a` (undefined statistics are `null` in JSON).
-fn opt4(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), num)
-}
-
-/// The ANOVA, compact-letter and risk tables of a report (empty when none was asked for).
-pub(crate) fn many_systems_blocks(report: &ComparisonReport) -> Vec<ExtraBlock> {
-    let mut out = Vec::new();
-    if let Some(anova) = &report.anova {
-        let header = [
-            "measure",
-            "F",
-            "df systems",
-            "df queries",
-            "df residual",
-            "p",
-            "MSE",
-            "SS systems",
-            "SS queries",
-            "SS residual",
-        ]
-        .map(String::from)
-        .to_vec();
-        let rows = report
-            .measures
-            .iter()
-            .zip(anova)
-            .map(|(m, a)| {
-                vec![
-                    m.clone(),
-                    opt4(a.f),
-                    a.df_systems.to_string(),
-                    a.df_queries.to_string(),
-                    a.df_residual.to_string(),
-                    a.p_value.map_or("n/a".into(), fmt_p),
-                    format!("{:.6}", a.mse),
-                    format!("{:.6}", a.ss_systems),
-                    format!("{:.6}", a.ss_queries),
-                    format!("{:.6}", a.ss_residual),
-                ]
-            })
-            .collect();
-        out.push(ExtraBlock {
-            title: "Two-way ANOVA (system × query, one score per cell): the system effect".into(),
-            header,
-            rows,
-            note: Some("F = (SS systems / df systems) / MSE; p from F(df systems, df residual); n/a where the residual variance is 0.".into()),
-        });
-    }
-    if report.runs.iter().any(|r| r.letters.is_some()) {
-        let mut header = vec!["#".to_string(), "run".to_string()];
-        header.extend(report.measures.iter().cloned());
-        let rows = report
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(r, run)| {
-                let mut row = vec![letter(r), run.name.clone()];
-                for m in 0..report.measures.len() {
-                    let l = run
-                        .letters
-                        .as_ref()
-                        .and_then(|l| l.get(m))
-                        .cloned()
-                        .unwrap_or_default();
-                    row.push(format!("{} {l}", num(run.means[m])));
-                }
-                row
-            })
-            .collect();
-        out.push(ExtraBlock {
-            title: format!(
-                "Groups ({} test, alpha {}): runs that share a letter do not differ significantly",
-                report.test_name(),
-                report.alpha
-            ),
-            header,
-            rows,
-            note: Some("Compact letter display (Piepho 2004) over every pair; 'a' is the group of the best mean.".into()),
-        });
-    }
-    if report.runs.iter().any(|r| r.risk.is_some()) {
-        let header = ["run", "measure", "alpha", "URisk", "TRisk", "GeoRisk"]
-            .map(String::from)
-            .to_vec();
-        let mut rows = Vec::new();
-        for run in &report.runs {
-            let Some(risk) = &run.risk else { continue };
-            for (m, per_alpha) in risk.iter().enumerate() {
-                for v in per_alpha {
-                    rows.push(vec![
-                        run.name.clone(),
-                        report.measures[m].clone(),
-                        format!("{}", v.alpha),
-                        v.urisk.map_or("-".into(), |u| format!("{u:+.4}")),
-                        v.trisk.map_or(
-                            if v.urisk.is_some() {
-                                "n/a".into()
-                            } else {
-                                "-".into()
-                            },
-                            |t| format!("{t:+.4}"),
-                        ),
-                        opt4(v.georisk),
-                    ]);
-                }
-            }
-        }
-        out.push(ExtraBlock {
-            title: format!("Risk against {} (losses weighted by 1 + alpha)", report.runs.first().map_or("", |r| r.name.as_str())),
-            header,
-            rows,
-            note: Some("URisk = mean of the weighted differences (Wang et al. 2012); TRisk = URisk / (sd / √n), |TRisk| > 2 a significant risk (< −2) or reward (> 2) (Dinçer et al. 2014); GeoRisk over all runs (Dinçer et al. 2016); '-' for the baseline itself, n/a where undefined.".into()),
-        });
-    }
-    out
-}
-
-/// Full precision for CSV (shortest round-trip form; empty for NaN).
-fn num_full(x: f64) -> String {
-    if x.is_nan() {
-        String::new()
-    } else {
-        format!("{x}")
-    }
-}
-
-fn latex_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '_' | '%' | '&' | '#' | '$' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\\' => out.push_str("\\textbackslash{}"),
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn letters_continue_past_z() {
-        assert_eq!(letter(0), "a");
-        assert_eq!(letter(25), "z");
-        assert_eq!(letter(26), "aa");
-        assert_eq!(letter(27), "ab");
-    }
-
-    #[test]
-    fn latex_escapes_specials() {
-        assert_eq!(latex_escape("P_10 & 5%"), "P\\_10 \\& 5\\%");
-    }
 }

@@ -9,7 +9,6 @@
 //! process) and the OpenAI-compatible classifier (HTTP, see [`llm`]).
 
 pub(crate) mod bank_source;
-mod baseline;
 mod llm;
 mod sweep;
 
@@ -28,7 +27,7 @@ use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
 };
-use routeval_routing_scores::crb::resample::ScoresV2Units;
+use routeval_routing_scores::crb::resample::{BaselineComparison, ScoresV2Units};
 use routeval_routing_scores::crb::scores::{
     CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
 };
@@ -643,8 +642,8 @@ fn eval(a: EvalArgs) -> CmdResult {
             let mcnemar =
                 routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
                     .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
-            Some(baseline::Comparison {
-                spec: a.baseline_predictor.clone().unwrap_or_default(),
+            Some(BaselineComparison {
+                predictor: a.baseline_predictor.clone().unwrap_or_default(),
                 level,
                 replicates: a.ci.replicates(),
                 seed: a.seed as u64,
@@ -675,7 +674,10 @@ fn eval(a: EvalArgs) -> CmdResult {
         summary.insert("ci".into(), crate::ci::to_json(iv));
     }
     if let Some(c) = &comparison {
-        summary.insert("baseline".into(), c.to_json());
+        summary.insert(
+            "baseline".into(),
+            serde_json::to_value(c).unwrap_or_default(),
+        );
     }
     let table = routeval_routing_scores::crb::table::EvalTable::new(
         &a.predictor,
@@ -688,7 +690,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     .with_public_bank(choice.public.as_deref());
     let md = a.format == crate::report::TextFormat::Md;
     let report = (md || a.html.html.is_some()).then(|| {
-        let mut doc = crate::report::crb::eval_document(
+        let mut doc = routeval_views::crb::eval_document(
             &m,
             &records,
             &a.predictor,
@@ -699,7 +701,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         );
         // The same block the table prints under it and --json holds as "baseline".
         if let Some(c) = &comparison {
-            doc.sections.push(c.section());
+            doc.sections.push(routeval_views::crb::baseline_section(c));
         }
         doc
     });
@@ -724,7 +726,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         }
         if let Some(c) = &comparison {
             t.push('\n');
-            t.push_str(&c.render());
+            t.push_str(&routeval_views::crb::baseline_text(c));
         }
         t
     };

@@ -174,7 +174,7 @@ pub(crate) fn run(a: FrontierArgs) -> CmdResult {
         let pts = read_strong_share_points(reader, &name)?;
         let r = strong_share_report(&pts, w, s);
         notes(&r.notes);
-        let doc = crate::report::frontier::strong_share_document(&pts, &r, &name);
+        let doc = routeval_views::frontier::strong_share_document(&pts, &r, &name);
         crate::report::write_html(&a.html, &doc, stdin_used)?;
         if a.json {
             format!("{}\n", r.to_json())
@@ -205,7 +205,7 @@ pub(crate) fn run(a: FrontierArgs) -> CmdResult {
         }
         let r = frontier_report(&pts, method);
         notes(&r.notes);
-        let doc = crate::report::frontier::document(&pts, &r, &name);
+        let doc = routeval_views::frontier::document(&pts, &r, &name);
         crate::report::write_html(&a.html, &doc, stdin_used)?;
         if a.json {
             format!("{}\n", r.to_json())

@@ -811,7 +811,7 @@ fn score(a: ScoreArgs) -> CmdResult {
     };
     // The typed report (routeval_routing_scores::gqr::report): the table and --json render it.
     let rows_in = |rows: &[ExportRow], set: &str| rows.iter().filter(|r| r.dataset == set).count();
-    let mut view_sets: Vec<crate::report::gqr::SetAccuracy> = Vec::new();
+    let mut view_sets: Vec<routeval_views::gqr::SetAccuracy> = Vec::new();
     let (scored, gates_on): (Scored, Box<dyn NamedMetrics>) = if a.unseen {
         let mut acc = UnseenAccumulator::default();
         for (r, p) in id_rows.iter().zip(id_preds) {
@@ -822,7 +822,7 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
         let s = acc.finish();
         for (k, v) in &s.unseen_id_per_dataset {
-            view_sets.push(crate::report::gqr::SetAccuracy {
+            view_sets.push(routeval_views::gqr::SetAccuracy {
                 name: set_name(k),
                 kind: "unseen ID",
                 rows: rows_in(id_rows, k),
@@ -831,7 +831,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             });
         }
         for (k, v) in &s.ood_per_dataset {
-            view_sets.push(crate::report::gqr::SetAccuracy {
+            view_sets.push(routeval_views::gqr::SetAccuracy {
                 name: set_name(k),
                 kind: "OOD",
                 rows: rows_in(ood_rows, k),
@@ -851,7 +851,7 @@ fn score(a: ScoreArgs) -> CmdResult {
         let s = acc.finish();
         let have_id = !id_rows.is_empty();
         if have_id {
-            view_sets.push(crate::report::gqr::SetAccuracy {
+            view_sets.push(routeval_views::gqr::SetAccuracy {
                 name: "ID test (pooled)".into(),
                 kind: "ID",
                 rows: id_rows.len(),
@@ -860,7 +860,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             });
         }
         for d in &s.ood_per_dataset {
-            view_sets.push(crate::report::gqr::SetAccuracy {
+            view_sets.push(routeval_views::gqr::SetAccuracy {
                 name: set_name(&d.dataset),
                 kind: "OOD",
                 rows: rows_in(ood_rows, &d.dataset),
@@ -953,7 +953,7 @@ fn score(a: ScoreArgs) -> CmdResult {
     report.insert("data".into(), json!(data.origin));
     let md = a.format == crate::report::TextFormat::Md;
     let doc = (md || a.html.html.is_some()).then(|| {
-        let view = crate::report::gqr::ScoreView {
+        let view = routeval_views::gqr::ScoreView {
             benchmark: if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
             headline: view_head,
             sets: view_sets,
@@ -973,7 +973,7 @@ fn score(a: ScoreArgs) -> CmdResult {
             (None, Some(c)) => format!("cmd: {c}"),
             _ => String::new(),
         };
-        let mut doc = crate::report::gqr::score_document(&view, &source);
+        let mut doc = routeval_views::gqr::score_document(&view, &source);
         for (n, c) in set_cis.iter().flatten() {
             if let Some(d) = c.degenerate() {
                 doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
@@ -1107,7 +1107,7 @@ fn baseline_section(
         routeval_report::Table::new(["metric", "run (%)", "baseline (%)", "delta", "CI of delta"])
             .caption(format!(
                 "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed})",
-                crate::ci::level_label(level)
+                routeval_views::level_label(level)
             ));
     for m in &c.metrics {
         mt.row([
@@ -1180,7 +1180,7 @@ fn baseline_table(
     }
     t.push_str(&format!(
         "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed}):\n",
-        crate::ci::level_label(level)
+        routeval_views::level_label(level)
     ));
     for m in &c.metrics {
         let ci = delta_ci(m);

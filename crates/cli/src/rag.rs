@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use crate::common::{self, CmdResult};
 use routeval_core::gate::{self, Gate};
+use routeval_retrieval_metrics::rag::compare::RagBaseline;
 use routeval_stats::Intervals;
 
 /// Program name printed in messages and in the summary header.
@@ -1023,7 +1024,7 @@ impl CiRequest {
 fn write_report_json<W: Write + Send>(
     report: &RagReport,
     intervals: Option<&Intervals>,
-    comparison: Option<&baseline::Comparison>,
+    comparison: Option<&RagBaseline>,
     w: &mut W,
 ) -> std::io::Result<()> {
     let mut members: Vec<(&str, serde_json::Value)> = Vec::new();
@@ -1031,7 +1032,7 @@ fn write_report_json<W: Write + Send>(
         members.push(("ci", crate::ci::to_json(iv)));
     }
     if let Some(c) = comparison {
-        members.push(("baseline", c.to_json()));
+        members.push(("baseline", serde_json::to_value(c).unwrap_or_default()));
     }
     if members.is_empty() {
         return report.write_json(w);
@@ -1066,7 +1067,7 @@ fn write_outputs(
     md: bool,
     weakest: i64,
     intervals: Option<&Intervals>,
-    comparison: Option<&baseline::Comparison>,
+    comparison: Option<&RagBaseline>,
 ) -> Result<(), OutError> {
     let input = match (&args.cases, &args.qrels, &args.run) {
         (Some(c), _, _) => c.clone(),
@@ -1081,10 +1082,10 @@ fn write_outputs(
     ])
     .map_err(OutError::Fatal)?;
     let doc = (md || args.html.is_some()).then(|| {
-        let mut doc = crate::report::rag::document(report, &input, weakest, intervals);
+        let mut doc = routeval_views::rag::document(report, &input, weakest, intervals);
         // The same block the text prints under the summary and --json holds as "baseline".
         if let Some(c) = comparison {
-            doc.sections.push(c.section());
+            doc.sections.push(routeval_views::rag::baseline_section(c));
         }
         doc
     });
@@ -1106,7 +1107,7 @@ fn write_outputs(
             }
             if let Some(c) = comparison {
                 t.push_str("\n\n");
-                t.push_str(c.render().trim_end());
+                t.push_str(routeval_views::rag::baseline_text(c).trim_end());
             }
             t
         }

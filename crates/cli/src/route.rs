@@ -360,7 +360,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
     let n_records = n_instances;
     let md = args.format == crate::report::TextFormat::Md;
     let report = (args.html.html.is_some() || md).then(|| {
-        crate::report::route::document(
+        routeval_views::route::document(
             &summary,
             &routing,
             n_records,

@@ -328,7 +328,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         )
     });
     let report = (args.html.html.is_some() || args.format == crate::report::TextFormat::Md)
-        .then(|| crate::report::trec::document(&ev, &run_name, &qrels_name, intervals.as_ref()));
+        .then(|| routeval_views::trec::document(&ev, &run_name, &qrels_name, intervals.as_ref()));
     let stdin_used = crate::report::uses_stdin([args.qrels.as_path(), args.run.as_path()]);
     if let Some(doc) = &report {
         crate::report::write_html(&args.html, doc, stdin_used)?;

@@ -181,24 +181,9 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         &mut |line| eprintln!("{line}"),
     )
     .map_err(Failure::bad_input)?;
-    let pass_rate = report.pass_rate;
     // 10. Output.
     let md = s.format == crate::report::TextFormat::Md;
-    let doc = (md || s.html.html.is_some()).then(|| {
-        crate::report::crb::sweep_document(
-            &report.grid,
-            &report.points,
-            pass_rate.key(),
-            |p| pass_rate.of(p),
-            &report.ndch,
-            report.aiq,
-            report.chosen_threshold,
-            &bank_name,
-            &scores_name,
-            &report.headline,
-            &report.caveats,
-        )
-    });
+    let doc = (md || s.html.html.is_some()).then(|| routeval_views::crb::sweep_document(&report));
     let stdin_used = crate::report::uses_stdin(
         a.bank
             .iter()

@@ -79,51 +79,8 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         &mut |line| eprintln!("{line}"),
     )
     .map_err(Failure::bad_input)?;
-    let chosen_tau = report.chosen_threshold();
-    let partial = report.partial();
     let md = a.format == crate::report::TextFormat::Md;
-    let doc = (md || a.html.html.is_some()).then(|| {
-        let rows: Vec<crate::report::gqr::SweepRow> = report
-            .grid
-            .iter()
-            .zip(&report.curve)
-            .zip(&report.test_scores)
-            .map(|((tau, (ood, id)), sc)| crate::report::gqr::SweepRow {
-                tau: *tau,
-                id: *id,
-                ood: *ood,
-                score: *sc,
-            })
-            .collect();
-        crate::report::gqr::sweep_document(
-            &rows,
-            chosen_tau,
-            if a.unseen {
-                "GQR-unseen score"
-            } else {
-                "GQR score"
-            },
-            format!(
-                "{}: {} thresholds, {} scored texts of {scores_name}; data {}{}{}",
-                if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
-                report.grid.len(),
-                report.scored_texts,
-                data.origin,
-                if partial {
-                    " (PARTIAL: sets missing)"
-                } else {
-                    ""
-                },
-                if chosen_tau.is_some() {
-                    "; τ chosen on the calibration split, reported on the test split"
-                } else {
-                    ""
-                }
-            ),
-            &report.headline,
-            &report.caveats,
-        )
-    });
+    let doc = (md || a.html.html.is_some()).then(|| routeval_views::gqr::sweep_document(&report));
     let stdin_used = crate::report::uses_stdin([a.scores.as_path()]);
     if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;

@@ -121,6 +121,18 @@ pub struct RagComparison {
     pub metrics: Vec<MetricComparison>,
 }
 
+/// `rag CASES --baseline CASES2`: the paired comparison with the baseline's cases file named.
+/// Its serde form is the `"baseline"` member of `rag --json`: `{"cases_file", "pairing",
+/// "cases", "test", ...}`, i.e. `cases_file` then [`RagComparison`]'s members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RagBaseline {
+    /// The baseline's cases as given on the command line (a path or `-`).
+    pub cases_file: String,
+    /// The paired comparison ([`compare_reports`]).
+    #[serde(flatten)]
+    pub comparison: RagComparison,
+}
+
 /// Compact JSON of a case id (the pairing key).
 fn id_key(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()

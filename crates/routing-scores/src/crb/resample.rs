@@ -275,3 +275,88 @@ pub fn case_pass_mcnemar(run: &[EvalRecord], baseline: &[EvalRecord]) -> Option<
             .map(|(r, s)| (r.is_passed(), s.is_passed())),
     ))
 }
+
+/// `crb eval --baseline-predictor SPEC`: the paired comparison of a run with a baseline router
+/// on the same rows, with the options that produced it. Its serde form is the `"baseline"`
+/// block of `crb eval --json`: `{"predictor", "level", "replicates", "seed", "units",
+/// "metrics": [MetricDelta, ...], "case_pass_mcnemar": {"rows", "b", "c", "p_value"}}`
+/// (percent and percentage points; a non-finite p-value is `null`).
+#[derive(Debug, Clone)]
+pub struct BaselineComparison {
+    /// The baseline's predictor spec, as given.
+    pub predictor: String,
+    /// Confidence level of the paired intervals (fraction).
+    pub level: f64,
+    /// Bootstrap replicates.
+    pub replicates: u64,
+    /// Seed of the replicate streams.
+    pub seed: u64,
+    /// The five `scores_v2` headline metrics (percent): run, baseline, delta (percentage
+    /// points), paired bootstrap CI of the delta ([`ScoresV2Units::compare`]).
+    pub deltas: Vec<MetricDelta>,
+    /// Exact McNemar test on per-row case pass (pred ≥ gold), [`case_pass_mcnemar`]: `b` =
+    /// rows only the run passes, `c` = rows only the baseline passes.
+    pub mcnemar: McNemar,
+    /// Rows compared.
+    pub rows: u64,
+}
+
+impl BaselineComparison {
+    /// What the resampling units are (the `"units"` member of the JSON).
+    pub const UNITS: &'static str =
+        "trajectories, resampled within each benchmark (the same draws for both)";
+}
+
+impl serde::Serialize for BaselineComparison {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        /// The `"case_pass_mcnemar"` member.
+        struct Mc<'a>(&'a BaselineComparison);
+        impl serde::Serialize for Mc<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let m = &self.0.mcnemar;
+                let mut st = s.serialize_struct("McNemar", 4)?;
+                st.serialize_field("rows", &self.0.rows)?;
+                st.serialize_field("b", &m.b)?;
+                st.serialize_field("c", &m.c)?;
+                st.serialize_field("p_value", &m.p_value.is_finite().then_some(m.p_value))?;
+                st.end()
+            }
+        }
+        let mut st = s.serialize_struct("BaselineComparison", 7)?;
+        st.serialize_field("predictor", &self.predictor)?;
+        st.serialize_field("level", &self.level)?;
+        st.serialize_field("replicates", &self.replicates)?;
+        st.serialize_field("seed", &self.seed)?;
+        st.serialize_field("units", Self::UNITS)?;
+        st.serialize_field("metrics", &self.deltas)?;
+        st.serialize_field("case_pass_mcnemar", &Mc(self))?;
+        st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_comparison_serializes_as_the_json_baseline_block() {
+        let c = BaselineComparison {
+            predictor: "tier:high".into(),
+            level: 0.95,
+            replicates: 300,
+            seed: 5,
+            deltas: Vec::new(),
+            mcnemar: McNemar {
+                b: 0,
+                c: 4,
+                p_value: f64::NAN,
+            },
+            rows: 9,
+        };
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"predictor":"tier:high","level":0.95,"replicates":300,"seed":5,"units":"trajectories, resampled within each benchmark (the same draws for both)","metrics":[],"case_pass_mcnemar":{"rows":9,"b":0,"c":4,"p_value":null}}"#
+        );
+    }
+}

@@ -2,51 +2,52 @@
 //! 4-class confusion matrix, the latency histogram; for a sweep ID vs OOD accuracy and the
 //! score over τ with the chosen τ.
 
-use super::pct;
+use crate::pct;
 use routeval_report::{
     BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
     histogram_bins,
 };
+use routeval_sweep::gqr::GqrSweepReport;
 
 /// One scored set of a GQR run.
-pub(crate) struct SetAccuracy {
+pub struct SetAccuracy {
     /// Display name (e.g. `ID test (pooled)`, `jigsaw`).
-    pub(crate) name: String,
+    pub name: String,
     /// `ID`, `unseen ID` or `OOD`.
-    pub(crate) kind: &'static str,
+    pub kind: &'static str,
     /// Rows scored.
-    pub(crate) rows: usize,
+    pub rows: usize,
     /// Accuracy (fraction).
-    pub(crate) accuracy: f64,
+    pub accuracy: f64,
     /// `--ci`: the accuracy's bootstrap interval (fractions; NaN bounds = n/a).
-    pub(crate) ci: Option<(f64, f64)>,
+    pub ci: Option<(f64, f64)>,
 }
 
 /// What `gqr score` computed, for the report.
-pub(crate) struct ScoreView<'a> {
+pub struct ScoreView<'a> {
     /// `GQR-Bench` or `GQR-unseen`.
-    pub(crate) benchmark: &'static str,
+    pub benchmark: &'static str,
     /// `(label, JSON key, fraction)`: ID accuracy, OOD accuracy, the score (NaN = n/a).
-    pub(crate) headline: [(String, &'static str, f64); 3],
+    pub headline: [(String, &'static str, f64); 3],
     /// Per set.
-    pub(crate) sets: Vec<SetAccuracy>,
+    pub sets: Vec<SetAccuracy>,
     /// `(gold, predicted)` per row: domain labels 0..=2, 3 = OOD.
-    pub(crate) gold_pred: Vec<(i64, i64)>,
+    pub gold_pred: Vec<(i64, i64)>,
     /// Router latency per text (ms), empty for a predictions file.
-    pub(crate) latency_ms: &'a [f64],
+    pub latency_ms: &'a [f64],
     /// `--ci` intervals of `[ID accuracy, OOD accuracy, score]`.
-    pub(crate) ci: Option<&'a routeval_stats::Intervals>,
+    pub ci: Option<&'a routeval_stats::Intervals>,
     /// Sets that are missing (a partial score).
-    pub(crate) missing: Vec<String>,
+    pub missing: Vec<String>,
     /// Where the data came from.
-    pub(crate) data: String,
+    pub data: String,
 }
 
 /// GQR-Bench's four classes in label order (`routeval_core::Domain`, 3 = OOD).
 const CLASSES: [&str; 4] = ["law", "finance", "healthcare", "OOD"];
 
 /// The `gqr score` report.
-pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
+pub fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
     let mut doc = Document {
         title: format!("routeval gqr score: {} ({source})", v.benchmark),
         subtitle: Some(format!(
@@ -232,31 +233,65 @@ pub(crate) fn score_document(v: &ScoreView<'_>, source: &str) -> Document {
             v.missing.join(", ")
         ));
     }
-    doc.notes.extend(super::degenerate_notes(v.ci));
+    doc.notes.extend(crate::degenerate_notes(v.ci));
     doc
 }
 
 /// One threshold of a `gqr sweep`.
-pub(crate) struct SweepRow {
+struct SweepRow {
     /// τ.
-    pub(crate) tau: f64,
+    tau: f64,
     /// ID accuracy (fraction).
-    pub(crate) id: f64,
+    id: f64,
     /// OOD accuracy (fraction).
-    pub(crate) ood: f64,
+    ood: f64,
     /// The score (fraction).
-    pub(crate) score: f64,
+    score: f64,
 }
 
-/// The `gqr sweep` report: ID and OOD accuracy and the score over τ, the chosen τ.
-pub(crate) fn sweep_document(
-    rows: &[SweepRow],
-    chosen: Option<f64>,
-    score_name: &str,
-    subtitle: String,
-    headline: &[routeval_sweep::Figure],
-    caveats: &[String],
-) -> Document {
+/// The `gqr sweep` report of `report` (the typed report `--json` and the table print): ID and
+/// OOD accuracy and the score over τ, the chosen τ.
+pub fn sweep_document(report: &GqrSweepReport) -> Document {
+    let rows: Vec<SweepRow> = report
+        .grid
+        .iter()
+        .zip(&report.curve)
+        .zip(&report.test_scores)
+        .map(|((tau, (ood, id)), sc)| SweepRow {
+            tau: *tau,
+            id: *id,
+            ood: *ood,
+            score: *sc,
+        })
+        .collect();
+    let chosen = report.chosen_threshold();
+    let score_name = if report.unseen {
+        "GQR-unseen score"
+    } else {
+        "GQR score"
+    };
+    let subtitle = format!(
+        "{}: {} thresholds, {} scored texts of {}; data {}{}{}",
+        if report.unseen {
+            "GQR-unseen"
+        } else {
+            "GQR-Bench"
+        },
+        report.grid.len(),
+        report.scored_texts,
+        report.scores,
+        report.data,
+        if report.partial() {
+            " (PARTIAL: sets missing)"
+        } else {
+            ""
+        },
+        if chosen.is_some() {
+            "; τ chosen on the calibration split, reported on the test split"
+        } else {
+            ""
+        }
+    );
     let mut doc = Document {
         title: "routeval gqr sweep: accuracy over the threshold τ".into(),
         subtitle: Some(subtitle),
@@ -266,8 +301,8 @@ pub(crate) fn sweep_document(
     // The typed report's headline and caveats (`routeval_sweep::gqr::GqrSweepReport`), as the
     // table and --json print them: held-out test figures at a calibrated τ, else the best test
     // point labelled optimistic.
-    doc.headline = super::crb::figures(headline);
-    doc.caveats = caveats.to_vec();
+    doc.headline = crate::crb::figures(&report.headline);
+    doc.caveats.clone_from(&report.caveats);
     let line = |name: &str, f: &dyn Fn(&SweepRow) -> f64| XySeries {
         name: name.into(),
         points: rows.iter().map(|r| (r.tau, f(r) * 100.0)).collect(),
@@ -308,7 +343,7 @@ pub(crate) fn sweep_document(
                     points: rows.iter().map(|r| (r.ood * 100.0, r.id * 100.0)).collect(),
                     style: XyStyle::LinePoints,
                     colour: Some(0),
-                    labels: rows.iter().map(|r| super::tau_label(r.tau)).collect(),
+                    labels: rows.iter().map(|r| crate::tau_label(r.tau)).collect(),
                 }];
                 if let Some(r) = best {
                     s.push(XySeries {

@@ -1,14 +1,18 @@
 //! `routeval crb eval` / `crb sweep` reports: per-benchmark pass / exact / savings bars, the
 //! predicted-vs-gold tier confusion matrix, and for a sweep the cost–quality curve with its
-//! hull and the chosen τ.
+//! hull and the chosen τ; with `--baseline-predictor` the paired comparison's section and text
+//! block ([`BaselineComparison`]).
 
 use routeval_core::Tier;
 use routeval_report::{
     BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
 };
 use routeval_routing_scores::crb::records::EvalRecord;
+use routeval_routing_scores::crb::resample::BaselineComparison;
 use routeval_routing_scores::crb::scores::CrbMetrics;
 use routeval_routing_scores::crb::sweep::SweepPoint;
+use routeval_stats::MetricDelta;
+use routeval_sweep::crb::CrbSweepReport;
 
 /// A percent value as the `crb` tables print it (2 decimals, `n/a`).
 fn p2(x: f64) -> String {
@@ -28,7 +32,7 @@ fn ratio_pct(n: u64, d: u64) -> f64 {
 }
 
 /// The five `scores_v2` headline percentages, as `(JSON key, label, value)`.
-pub(crate) fn v2_headline(
+pub fn v2_headline(
     v2: &routeval_routing_scores::crb::scores::ScoresV2,
 ) -> [(&'static str, &'static str, f64); 5] {
     [
@@ -63,7 +67,7 @@ pub(crate) fn v2_headline(
 /// The `crb eval` report: `predictor` as given, `records` with their predictions,
 /// `tokenizers` the set-up as the table's header shows it (`EvalTable::tokenizers`),
 /// `fallbacks` the tiers counted with another encoder (one note each).
-pub(crate) fn eval_document(
+pub fn eval_document(
     m: &CrbMetrics,
     records: &[EvalRecord],
     predictor: &str,
@@ -221,33 +225,31 @@ pub(crate) fn eval_document(
             })
             .with(ctab),
     );
-    doc.notes.extend(super::degenerate_notes(ci));
+    doc.notes.extend(crate::degenerate_notes(ci));
     doc
 }
 
 /// A sweep's headline figures as the document's headline (label and printed value).
-pub(crate) fn figures(f: &[routeval_sweep::Figure]) -> Vec<Headline> {
+pub fn figures(f: &[routeval_sweep::Figure]) -> Vec<Headline> {
     f.iter()
         .map(|f| Headline::new(f.label.clone(), f.text.clone()))
         .collect()
 }
 
-/// The `crb sweep` report: per threshold τ the point, the NDCH of (cost, pass rate), the
-/// chosen τ if a rule was given; the headline and caveats are the report's own.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn sweep_document(
-    grid: &[f64],
-    points: &[SweepPoint],
-    pass_rate_key: &str,
-    pass_rate: impl Fn(&SweepPoint) -> f64,
-    hull: &[(f64, f64)],
-    aiq: f64,
-    chosen: Option<f64>,
-    bank: &str,
-    scores: &str,
-    headline: &[routeval_sweep::Figure],
-    caveats: &[String],
-) -> Document {
+/// The `crb sweep` report of `r` (the typed report `--json` and the table print): per
+/// threshold τ the point, the NDCH of (cost, pass rate), the chosen τ if a rule was given; the
+/// headline and caveats are the report's own.
+pub fn sweep_document(r: &CrbSweepReport) -> Document {
+    let (grid, points, hull, aiq, chosen) = (
+        r.grid.as_slice(),
+        r.points.as_slice(),
+        r.ndch.as_slice(),
+        r.aiq,
+        r.chosen_threshold,
+    );
+    let (bank, scores) = (&r.bank, &r.scores);
+    let pass_rate_key = r.pass_rate.key();
+    let pass_rate = |p: &SweepPoint| r.pass_rate.of(p);
     let mut doc = Document {
         title: "routeval crb sweep: cost–quality over the threshold τ".into(),
         subtitle: Some(format!(
@@ -258,8 +260,8 @@ pub(crate) fn sweep_document(
     };
     // The headline and caveats are the typed report's (`routeval_sweep::crb::CrbSweepReport`),
     // the ones the table and --json print: held-out figures when calibrating.
-    doc.headline = figures(headline);
-    doc.caveats = caveats.to_vec();
+    doc.headline = figures(&r.headline);
+    doc.caveats.clone_from(&r.caveats);
     let chosen_i = chosen.and_then(|tau| grid.iter().position(|&t| t == tau));
     let curve: Vec<(f64, f64)> = points.iter().map(|p| (p.cost_usd, pass_rate(p))).collect();
     let mut series = vec![
@@ -268,7 +270,7 @@ pub(crate) fn sweep_document(
             points: curve.clone(),
             style: XyStyle::Points,
             colour: Some(0),
-            labels: grid.iter().map(|t| super::tau_label(*t)).collect(),
+            labels: grid.iter().map(|t| crate::tau_label(*t)).collect(),
         },
         XySeries {
             name: format!("NDCH (AIQ {})", p2(aiq)),
@@ -389,4 +391,127 @@ pub(crate) fn sweep_document(
     sec.push(ht);
     doc.sections.push(sec);
     doc
+}
+
+// `crb eval --baseline-predictor`: the paired comparison's faces.
+
+/// The report section of a `crb eval --baseline-predictor` comparison (`--format md`,
+/// `--html`): the same cells as
+/// [`baseline_text`] prints (percent, deltas in percentage points), one row per
+/// metric, then the McNemar counts.
+pub fn baseline_section(c: &BaselineComparison) -> routeval_report::Section {
+    let mut t = routeval_report::Table::new([
+        "metric (percent)",
+        "run",
+        "baseline",
+        "delta (pp)",
+        "CI of delta",
+    ])
+    .caption(format!(
+        "{} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}",
+        crate::level_label(c.level),
+        c.replicates,
+        c.seed
+    ));
+    for m in &c.deltas {
+        t.row([
+            m.metric.clone(),
+            f2(m.value),
+            f2(m.baseline),
+            d2(m.delta),
+            delta_ci(m),
+        ]);
+    }
+    let mut mt = routeval_report::Table::new([
+        "rows",
+        "passed only by the run",
+        "passed only by the baseline",
+        "p (exact McNemar)",
+    ])
+    .caption("Case pass (pred ≥ gold), exact McNemar test on the discordant rows");
+    mt.row([
+        c.rows.to_string(),
+        c.mcnemar.b.to_string(),
+        c.mcnemar.c.to_string(),
+        p_text(c.mcnemar.p_value),
+    ]);
+    routeval_report::Section::new(format!(
+        "vs baseline {} (paired on the same rows)",
+        c.predictor
+    ))
+    .with(t)
+    .with(mt)
+}
+
+/// The text block `crb eval --baseline-predictor` prints under its table.
+pub fn baseline_text(c: &BaselineComparison) -> String {
+    let (f, d) = (f2, d2);
+    let mut t = format!(
+        "vs baseline {} (paired on the same rows; {} paired bootstrap CIs of the differences, {} replicates over trajectories within benchmarks, seed {}):\n",
+        c.predictor,
+        crate::level_label(c.level),
+        c.replicates,
+        c.seed
+    );
+    t.push_str(&format!(
+        "  {:<30} {:>8} {:>8} {:>8}  {}\n",
+        "metric (percent)", "run", "baseline", "delta", "CI of delta"
+    ));
+    for m in &c.deltas {
+        let ci = delta_ci(m);
+        t.push_str(&format!(
+            "  {:<30} {:>8} {:>8} {:>8}  {ci}\n",
+            m.metric,
+            f(m.value),
+            f(m.baseline),
+            d(m.delta)
+        ));
+    }
+    t.push_str(&format!(
+        "  case pass, exact McNemar: {} rows passed only by the run, {} only by the baseline, p = {}\n",
+        c.mcnemar.b,
+        c.mcnemar.c,
+        p_text(c.mcnemar.p_value)
+    ));
+    t
+}
+
+/// A percentage with 2 decimals (`n/a`).
+fn f2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A signed difference with 2 decimals (`n/a`).
+fn d2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A delta's CI as `[low, high]` (`n/a` when a bound is not finite).
+fn delta_ci(m: &MetricDelta) -> String {
+    let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        format!("[{}, {}]", d2(m.ci.low), d2(m.ci.high))
+    } else {
+        "n/a".into()
+    };
+    if let Some(why) = m.ci.degenerate() {
+        ci.push_str(&format!("  ({why})"));
+    }
+    ci
+}
+
+/// The McNemar p-value as printed (4 decimals, or 3 significant digits below 1e-4).
+fn p_text(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.2e}")
+    } else {
+        format!("{p:.4}")
+    }
 }

@@ -19,7 +19,7 @@ fn cell(v: &Value) -> String {
 
 /// The route report: `summary` = the flat metrics (`route/key`, `route/group/key`),
 /// `routing` = per routed metric `{"selected": {route: n}, "unmatched": n}`, `instances` = lines.
-pub(crate) fn document(
+pub fn document(
     summary: &Map<String, Value>,
     routing: &[Value],
     instances: usize,

@@ -1,6 +1,6 @@
 //! `routeval trec` report: the summary measures, and per measure the distribution over queries.
 
-use super::f4;
+use crate::f4;
 use routeval_report::{
     BarSeries, Document, Headline, Plot, PlotKind, Section, Table, histogram_bins,
 };
@@ -27,7 +27,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 /// The report of an evaluation. `ev` must carry per-query values for the distributions
 /// (`EvalOptions::per_query`); without them only the summary is shown. `ci` = the `--ci`
 /// intervals, if any.
-pub(crate) fn document(
+pub fn document(
     ev: &Evaluation,
     run_name: &str,
     qrels_name: &str,
@@ -179,6 +179,6 @@ pub(crate) fn document(
             ev.run_only_queries
         ));
     }
-    doc.notes.extend(super::degenerate_notes(ci));
+    doc.notes.extend(crate::degenerate_notes(ci));
     doc
 }

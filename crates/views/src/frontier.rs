@@ -1,7 +1,7 @@
 //! `routeval frontier` report: each system's points and NDCH (AIQ in the legend), or RouteLLM's
 //! quality over strong share (AUC, APGR, CPT).
 
-use super::f4;
+use crate::f4;
 use routeval_frontier::points::{
     FrontierPoint, FrontierReport, NdchMethod, StrongSharePoint, StrongShareReport,
 };
@@ -29,7 +29,7 @@ fn param_labels<'a>(points: impl Iterator<Item = &'a FrontierPoint>) -> Vec<Stri
 }
 
 /// The cost–quality frontier report: `points` = the input lines, `r` = the computed report.
-pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str) -> Document {
+pub fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str) -> Document {
     let method = match r.method {
         NdchMethod::Hull => "hull",
         NdchMethod::RouterBench => "RouterBench's algorithm",
@@ -118,7 +118,7 @@ pub(crate) fn document(points: &[FrontierPoint], r: &FrontierReport, input: &str
 }
 
 /// The RouteLLM strong-share report.
-pub(crate) fn strong_share_document(
+pub fn strong_share_document(
     points: &[StrongSharePoint],
     r: &StrongShareReport,
     input: &str,
