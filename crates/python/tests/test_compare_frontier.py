@@ -216,3 +216,11 @@ def test_compare_report_to_frame_is_the_csv_face(monkeypatch):
     t = rc.compare_runs("compare/qrels", "compare/base.run", ["compare/better.run", "compare/noisy.run"],
                         ["map"], test="tukey")
     assert len(t.to_frame()) == 3  # every pair
+    # The notes of tests and intervals without evidence are columns, as in the CSV.
+    assert list(df.columns)[-2:] == ["note", "ci_degenerate"]
+    d = rc.compare_scores({"base": {"acc": [0.1, 0.2, 0.3]}, "new": {"acc": [0.2, 0.3, 0.4]}})
+    c = d.runs[1].vs_baseline["acc"]
+    want = d.to_dict()["runs"][1]["vs_baseline"]["acc"]
+    assert c.note == want["note"] and c.ci_degenerate == want["ci_degenerate"]
+    row = d.to_frame().iloc[0]
+    assert row.note == c.note and row.ci_degenerate == c.ci_degenerate and not row.significant

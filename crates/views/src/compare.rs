@@ -290,6 +290,8 @@ run ({}, alpha {}).",
                 "wins",
                 "ties",
                 "losses",
+                "note",
+                "ci_degenerate",
             ];
             let err = |e: csv::Error| RenderError::Csv(e.to_string());
             let mut head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
@@ -313,6 +315,10 @@ run ({}, alpha {}).",
                     c.wins.to_string(),
                     c.ties.to_string(),
                     c.losses.to_string(),
+                    // Why the test or the interval has no evidence behind it (empty when it
+                    // has): the notes the JSON, text, md and HTML faces carry.
+                    c.note.unwrap_or_default().to_string(),
+                    c.ci_degenerate.map(|d| d.reason()).unwrap_or_default(),
                 ];
                 rec.extend(csv_extra_cells(report, a, b, m));
                 w.write_record(&rec).map_err(err)?;

@@ -54,6 +54,50 @@ fn compare_faces_share_one_report() {
 }
 
 #[test]
+fn csv_rows_carry_the_notes_of_tests_and_intervals_without_evidence() {
+    // A constant difference (zero variance: the t-test has no evidence) on 3 queries (an
+    // interval over fewer than 10 units is degenerate): the CSV says both, as the JSON does.
+    let sys = |name: &str, scores: Vec<f64>| SystemScores {
+        name: name.into(),
+        path: format!("{name}.txt"),
+        scores: vec![scores],
+        means: None,
+    };
+    let systems = vec![
+        sys("base", vec![0.1, 0.2, 0.3]),
+        sys("new", vec![0.2, 0.3, 0.4]),
+    ];
+    let r = compare_systems(&["map".to_string()], &systems, &CompareOptions::default())
+        .expect("comparison");
+    let json = serde_json::to_value(&r).unwrap();
+    let c = &json["runs"][1]["vs_baseline"]["map"];
+    let (note, ci_note) = (
+        c["note"].as_str().unwrap(),
+        c["ci_degenerate"].as_str().unwrap(),
+    );
+    let csv = render(&r, TableFormat::Csv, &[]).unwrap();
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let head = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    let cell = |name: &str| {
+        row.get(head.iter().position(|h| h == name).unwrap())
+            .unwrap()
+    };
+    assert_eq!(cell("note"), note, "{csv}");
+    assert_eq!(cell("ci_degenerate"), ci_note, "{csv}");
+    assert_eq!(cell("significant"), "false");
+    // A comparison with evidence leaves both cells empty.
+    let (r, _) = report();
+    let csv = render(&r, TableFormat::Csv, &[]).unwrap();
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let head = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    let note_at = head.iter().position(|h| h == "note").unwrap();
+    assert_eq!(&row[note_at], "");
+    assert_eq!(&row[note_at + 1], "");
+}
+
+#[test]
 fn documents_render_with_a_provenance_handed_in() {
     let (r, systems) = report();
     let doc = document(&r, &systems);

@@ -84,6 +84,12 @@ class Comparison:
     wins: int
     ties: int
     losses: int
+    #: Why the test had no evidence behind it (one unit, zero variance, a NaN/inf value;
+    #: then ``p_value`` is NaN and ``significant`` False), else ``None``.
+    note: Optional[str] = None
+    #: Why ``ci`` must not be read as a confidence statement (too few units, zero width),
+    #: else ``None``.
+    ci_degenerate: Optional[str] = None
 
     @classmethod
     def _from(cls, d):
@@ -98,6 +104,8 @@ class Comparison:
             wins=d["wins"],
             ties=d["ties"],
             losses=d["losses"],
+            note=d.get("note"),
+            ci_degenerate=d.get("ci_degenerate"),
         )
 
 
@@ -194,7 +202,7 @@ class ComparisonReport:
         """One row per comparison, as ``routeval compare --format csv`` (``baseline``, ``run``,
         ``measure``, ``baseline_mean``, ``run_mean``, ``delta``, ``p_value``, ``p_adjusted``,
         ``significant``, ``effect_size``, ``ci_low``, ``ci_high``, ``wins``, ``ties``,
-        ``losses``): every pair with ``all_pairs`` or a Tukey test, else each run against the
+        ``losses``, ``note``, ``ci_degenerate``): every pair with ``all_pairs`` or a Tukey test, else each run against the
         baseline. A pandas DataFrame (needs pandas)."""
         import pandas as pd
 
@@ -215,6 +223,7 @@ class ComparisonReport:
                     "ci_low": None if c.ci is None else c.ci[0],
                     "ci_high": None if c.ci is None else c.ci[1],
                     "wins": c.wins, "ties": c.ties, "losses": c.losses,
+                    "note": c.note, "ci_degenerate": c.ci_degenerate,
                 })
         return pd.DataFrame(rows)
 
