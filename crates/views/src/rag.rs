@@ -8,7 +8,7 @@ use routeval_retrieval_metrics::rag::RagReport;
 use routeval_retrieval_metrics::rag::compare::{Pairing, RagBaseline, RagComparison};
 
 /// The weakest cases listed (or `--weakest N` when larger).
-const WEAKEST: usize = 5;
+pub const WEAKEST: usize = 5;
 /// Notes listed (grouped by text); the rest are counted.
 const MAX_NOTES: usize = 50;
 

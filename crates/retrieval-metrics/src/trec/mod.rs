@@ -30,6 +30,7 @@
 //! ```
 
 pub mod compared;
+pub mod compute;
 pub mod eval;
 pub mod format;
 pub mod measures;

@@ -166,16 +166,16 @@ pub(crate) fn key_score(key: u64) -> f64 {
 /// `0.41409363333403515` tie in 9.0.8 and not in 10.0). The conversion rounds to nearest,
 /// ties to even, and overflows to ±inf, as C's double-to-float conversion does.
 #[inline]
-pub fn stored_score(version: super::eval::TrecEvalVersion, s: f64) -> f64 {
+pub fn stored_score(version: super::spec::TrecEvalVersion, s: f64) -> f64 {
     match version {
-        super::eval::TrecEvalVersion::V10 => s,
-        super::eval::TrecEvalVersion::V9_0_8 => f64::from(s as f32),
+        super::spec::TrecEvalVersion::V10 => s,
+        super::spec::TrecEvalVersion::V9_0_8 => f64::from(s as f32),
     }
 }
 
 /// [`score_key`] of the score as trec_eval release `version` stores it ([`stored_score`]).
 #[inline]
-pub fn score_key_for(version: super::eval::TrecEvalVersion, s: f64) -> u64 {
+pub fn score_key_for(version: super::spec::TrecEvalVersion, s: f64) -> u64 {
     score_key(stored_score(version, s))
 }
 

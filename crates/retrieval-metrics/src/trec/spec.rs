@@ -932,6 +932,47 @@ fn parse_pairs(p: &str, what: &str) -> Result<Vec<(String, f64)>, Error> {
     Ok(out)
 }
 
+/// A trec_eval release whose definitions an evaluation follows where releases differ.
+///
+/// The differences routeval knows of (checked against pytrec-eval-terrier 0.5.11, which
+/// builds trec_eval 9.0.8, on random collections in `crates/python/tests`): `iprec_at_recall`
+/// and `11pt_avg` turn a recall fraction `f` into a count of relevant documents as
+/// `floor(f * num_rel + 0.5)` in 10.0-rc3 and `floor(f * num_rel + 0.9)` in 9.0.8; and 9.0.8's
+/// `all_trec` has no `unj`, `rbp`, `rbp_resid` (a nickname matter, handled by the caller).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrecEvalVersion {
+    /// trec_eval 10.0-rc3 (the `routeval trec` default).
+    #[default]
+    V10,
+    /// trec_eval 9.0.8, as pytrec_eval / pytrec-eval-terrier build it.
+    V9_0_8,
+}
+
+impl TrecEvalVersion {
+    /// The release's name as users give it (`10.0`, `9.0.8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrecEvalVersion::V10 => "10.0",
+            TrecEvalVersion::V9_0_8 => "9.0.8",
+        }
+    }
+
+    /// The release named `10.0` (also `10`, `10.0-rc3`) or `9.0.8` (also `9`).
+    pub fn from_name(s: &str) -> Option<TrecEvalVersion> {
+        match s {
+            "10.0" | "10" | "10.0-rc3" => Some(TrecEvalVersion::V10),
+            "9.0.8" | "9" => Some(TrecEvalVersion::V9_0_8),
+            _ => None,
+        }
+    }
+
+    /// Whether the release has the measure (9.0.8 lacks `unj`, `rbp` and `rbp_resid`).
+    pub fn has_measure(self, id: MeasureId) -> bool {
+        use MeasureId::{Rbp, RbpResid, Unj};
+        self == TrecEvalVersion::V10 || !matches!(id, Unj | Rbp | RbpResid)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

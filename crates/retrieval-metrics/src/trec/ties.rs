@@ -40,7 +40,7 @@
 //! every range is the point value), else O(n log n) for the two sorted orders plus O(n) per
 //! measure for the closed forms (a query of 10,000 tied documents takes about a millisecond).
 
-use super::eval::{EvalOptions, TrecAccumulator, compute_measure};
+use super::compute::{EvalOptions, TrecAccumulator, compute_measure};
 use super::measures::{self as m, Gains};
 use super::rank::JudgedRanking;
 use super::spec::{Measure, MeasureId, MeasureSet, Params};
@@ -160,7 +160,7 @@ pub fn ties_matter(j: &JudgedRanking, ends: &[usize]) -> bool {
 }
 
 /// The range of every value slot of `opts.measures` (laid out as `values`, the query's
-/// trec_eval values from [`super::eval::compute_query`]) over the orders of the tie groups
+/// trec_eval values from [`super::compute::compute_query`]) over the orders of the tie groups
 /// `ends` (from [`group_ends`]) of the ranking `j`.
 ///
 /// `None` when no group mixes relevance values: every range is then its value. Otherwise one
@@ -971,7 +971,7 @@ fn ideal_dcg_cut(j: &JudgedRanking, cutoffs: &[i64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trec::eval::compute_query;
+    use crate::trec::compute::compute_query;
     use crate::trec::spec::MeasureSet;
     use proptest::prelude::*;
 
