@@ -56,19 +56,10 @@ pub fn fmt_p(p: f64) -> String {
     }
 }
 
-/// Run letters a, b, …, z, aa, ab, … (ranx's labels).
+/// Run letters a, b, …, z, aa, ab, … (ranx's labels): [`routeval_stats::anova::letter_name`],
+/// the one definition the compact letter display uses too.
 pub fn letter(i: usize) -> String {
-    let mut i = i;
-    let mut s = Vec::new();
-    loop {
-        s.push(b'a' + (i % 26) as u8);
-        if i < 26 {
-            break;
-        }
-        i = i / 26 - 1;
-    }
-    s.reverse();
-    String::from_utf8(s).unwrap_or_default()
+    routeval_stats::anova::letter_name(i)
 }
 
 /// `s` in Unicode superscript letters (the marks naming the runs a run beats in the table).
