@@ -21,6 +21,7 @@ use routeval_routing_scores::gqr::report::{
     LatencySummary, ScoreReport, Scored, set_display_name as set_name,
 };
 use routeval_routing_scores::gqr::{AccuracyStrata, GqrAccumulator, RawLabel, UnseenAccumulator};
+use routeval_views::gqr::percent as pct;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -593,28 +594,6 @@ fn f(x: f64) -> Value {
     if x.is_finite() { json!(x) } else { Value::Null }
 }
 
-fn pct(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.2}%", 100.0 * x)
-    } else {
-        "n/a".into()
-    }
-}
-
-/// One table line: the label left-aligned in 32 columns, each value right-aligned in 10,
-/// then an optional remark.
-fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
-    use std::fmt::Write as _;
-    let _ = write!(table, "  {label:<32}");
-    for v in values {
-        let _ = write!(table, " {:>10}", v.as_ref());
-    }
-    if !remark.is_empty() {
-        let _ = write!(table, "  {remark}");
-    }
-    table.push('\n');
-}
-
 impl ScoreArgs {
     /// `--seed`, else the default seed.
     fn seed(&self) -> u64 {
@@ -806,7 +785,13 @@ fn score(a: ScoreArgs) -> CmdResult {
             let c = run_strata
                 .compare(&strata(&bpreds), level, a.ci.replicates(), a.seed())
                 .ok_or_else(|| Failure::bad_input("--baseline: the rows differ"))?;
-            Some((display_name(bp), level, c))
+            Some(routeval_routing_scores::gqr::GqrBaseline {
+                predictions: display_name(bp),
+                level,
+                replicates: a.ci.replicates(),
+                seed: a.seed(),
+                comparison: c,
+            })
         }
     };
     // The typed report (routeval_routing_scores::gqr::report): the table and --json render it.
@@ -937,18 +922,12 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
         }
     }
-    if let Some((name, level, c)) = &comparison {
+    if let Some(b) = &comparison {
         report.insert(
             "baseline".into(),
-            baseline_json(name, *level, a.ci.replicates(), a.seed(), c),
+            serde_json::to_value(b).unwrap_or_default(),
         );
-        table.push_str(&baseline_table(
-            name,
-            *level,
-            a.ci.replicates(),
-            a.seed(),
-            c,
-        ));
+        table.push_str(&routeval_views::gqr::baseline_text(b));
     }
     report.insert("data".into(), json!(data.origin));
     let md = a.format == crate::report::TextFormat::Md;
@@ -980,14 +959,8 @@ fn score(a: ScoreArgs) -> CmdResult {
             }
         }
         // The same block the table prints under it and --json holds as "baseline".
-        if let Some((name, level, c)) = &comparison {
-            doc.sections.push(baseline_section(
-                name,
-                *level,
-                a.ci.replicates(),
-                a.seed(),
-                c,
-            ));
+        if let Some(b) = &comparison {
+            doc.sections.push(routeval_views::gqr::baseline_section(b));
         }
         doc
     });
@@ -1009,188 +982,4 @@ fn score(a: ScoreArgs) -> CmdResult {
         inner: gates_on.as_ref(),
         notes: gate_notes,
     })
-}
-
-/// `gqr score --baseline`'s JSON block: `{"predictions", "level", "replicates", "seed",
-/// "sets": [{"set", "rows", "accuracy", "baseline_accuracy", "delta", "mcnemar": {"b", "c",
-/// "p_value"}, "p_adjusted"}], "metrics": [{"metric", "value", "baseline", "delta", "ci"}]}`
-/// (fractions; `b` = rows only this router got right, `c` = rows only the baseline got right;
-/// non-finite numbers `null`).
-fn baseline_json(
-    name: &str,
-    level: f64,
-    replicates: u64,
-    seed: u64,
-    c: &routeval_routing_scores::gqr::GqrComparison,
-) -> Value {
-    let sets: Vec<Value> = c
-        .sets
-        .iter()
-        .map(|s| {
-            json!({
-                "set": s.set,
-                "rows": s.rows,
-                "accuracy": f(s.accuracy),
-                "baseline_accuracy": f(s.baseline_accuracy),
-                "delta": f(s.delta),
-                "mcnemar": {"b": s.mcnemar.b, "c": s.mcnemar.c, "p_value": f(s.mcnemar.p_value)},
-                "p_adjusted": f(s.p_adjusted),
-            })
-        })
-        .collect();
-    json!({
-        "predictions": name,
-        "level": level,
-        "replicates": replicates,
-        "seed": seed,
-        "sets": sets,
-        "metrics": serde_json::to_value(&c.metrics).unwrap_or_default(),
-    })
-}
-
-/// A signed difference of fractions in percentage points (`+1.25 pp`).
-fn pp(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:+.2} pp", 100.0 * x)
-    } else {
-        "n/a".into()
-    }
-}
-
-/// A p-value for the table: four decimals, or `<0.0001`.
-fn pval(p: f64) -> String {
-    if !p.is_finite() {
-        "n/a".into()
-    } else if p < 1e-4 {
-        "<0.0001".into()
-    } else {
-        format!("{p:.4}")
-    }
-}
-
-/// `gqr score --baseline`'s report section (`--format md`, `--html`): the cells of
-/// [`baseline_table`] as two tables (per set; the paired bootstrap CIs of the deltas).
-fn baseline_section(
-    name: &str,
-    level: f64,
-    replicates: u64,
-    seed: u64,
-    c: &routeval_routing_scores::gqr::GqrComparison,
-) -> routeval_report::Section {
-    let mut st = routeval_report::Table::new([
-        "set",
-        "accuracy (%)",
-        "baseline (%)",
-        "delta",
-        "only run",
-        "only base",
-        "p",
-        "p (Holm)",
-    ])
-    .caption(format!(
-        "Per set: McNemar exact test on the discordant rows, Holm over {} sets",
-        c.sets.len()
-    ));
-    for s in &c.sets {
-        st.row([
-            set_name(&s.set),
-            pct(s.accuracy),
-            pct(s.baseline_accuracy),
-            pp(s.delta),
-            s.mcnemar.b.to_string(),
-            s.mcnemar.c.to_string(),
-            pval(s.mcnemar.p_value),
-            pval(s.p_adjusted),
-        ]);
-    }
-    let mut mt =
-        routeval_report::Table::new(["metric", "run (%)", "baseline (%)", "delta", "CI of delta"])
-            .caption(format!(
-                "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed})",
-                routeval_views::level_label(level)
-            ));
-    for m in &c.metrics {
-        mt.row([
-            m.metric.clone(),
-            pct(m.value),
-            pct(m.baseline),
-            pp(m.delta),
-            delta_ci(m),
-        ]);
-    }
-    routeval_report::Section::new(format!("vs baseline {name} (paired on the same rows)"))
-        .with(st)
-        .with(mt)
-}
-
-/// A delta's CI in percentage points (`n/a` without finite bounds).
-fn delta_ci(m: &routeval_stats::MetricDelta) -> String {
-    let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
-        format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
-    } else {
-        "n/a".into()
-    };
-    if let Some(d) = m.ci.degenerate() {
-        ci.push_str(&format!("  ({d})"));
-    }
-    ci
-}
-
-/// `gqr score --baseline`'s text block under the table.
-fn baseline_table(
-    name: &str,
-    level: f64,
-    replicates: u64,
-    seed: u64,
-    c: &routeval_routing_scores::gqr::GqrComparison,
-) -> String {
-    let mut t = format!(
-        "\nvs baseline {name} (paired on the same rows; McNemar exact test, Holm over {} sets)\n",
-        c.sets.len()
-    );
-    row(
-        &mut t,
-        "set",
-        &[
-            "accuracy",
-            "baseline",
-            "delta",
-            "only run",
-            "only base",
-            "p",
-            "p (Holm)",
-        ],
-        "",
-    );
-    for s in &c.sets {
-        row(
-            &mut t,
-            &set_name(&s.set),
-            &[
-                pct(s.accuracy),
-                pct(s.baseline_accuracy),
-                pp(s.delta),
-                s.mcnemar.b.to_string(),
-                s.mcnemar.c.to_string(),
-                pval(s.mcnemar.p_value),
-                pval(s.p_adjusted),
-            ],
-            "",
-        );
-    }
-    t.push_str(&format!(
-        "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed}):\n",
-        routeval_views::level_label(level)
-    ));
-    for m in &c.metrics {
-        let ci = delta_ci(m);
-        t.push_str(&format!(
-            "  {:<30} {} vs {}: {}  {ci}\n",
-            m.metric,
-            pct(m.value),
-            pct(m.baseline),
-            pp(m.delta)
-        ));
-    }
-    t
 }

@@ -761,6 +761,38 @@ impl AccuracyStrata {
 mod strata_tests {
     use super::*;
 
+    /// `GqrBaseline` serializes as `gqr score --baseline`'s `--json` block: its keys in order,
+    /// non-finite numbers `null`.
+    #[test]
+    fn baseline_serializes_as_the_json_block() {
+        let b = GqrBaseline {
+            predictions: "base.jsonl".into(),
+            level: 0.95,
+            replicates: 400,
+            seed: 3,
+            comparison: GqrComparison {
+                sets: vec![SetComparison {
+                    set: "id_test".into(),
+                    rows: 10,
+                    accuracy: 0.9,
+                    baseline_accuracy: 0.8,
+                    delta: 0.1,
+                    mcnemar: routeval_stats::McNemar {
+                        b: 2,
+                        c: 1,
+                        p_value: f64::NAN,
+                    },
+                    p_adjusted: 1.0,
+                }],
+                metrics: vec![],
+            },
+        };
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"predictions":"base.jsonl","level":0.95,"replicates":400,"seed":3,"sets":[{"set":"id_test","rows":10,"accuracy":0.9,"baseline_accuracy":0.8,"delta":0.1,"mcnemar":{"b":2,"c":1,"p_value":null},"p_adjusted":1.0}],"metrics":[]}"#
+        );
+    }
+
     /// On the identity sample the strata reproduce the scores; stratum layout is ID first.
     #[test]
     fn full_sample_equals_scores() {
@@ -1009,4 +1041,78 @@ pub struct GqrComparison {
     pub sets: Vec<SetComparison>,
     /// ID accuracy, OOD accuracy and score deltas with paired bootstrap CIs.
     pub metrics: Vec<routeval_stats::MetricDelta>,
+}
+
+/// `gqr score --baseline`'s result: the paired comparison with a baseline router's
+/// predictions on the same rows, and how its intervals were drawn. Serializes as the `--json`
+/// `"baseline"` block: `{"predictions", "level", "replicates", "seed", "sets": [{"set",
+/// "rows", "accuracy", "baseline_accuracy", "delta", "mcnemar": {"b", "c", "p_value"},
+/// "p_adjusted"}], "metrics": [{"metric", "value", "baseline", "delta", "ci"}]}` (fractions;
+/// `b` = rows only this router got right, `c` = rows only the baseline got right; non-finite
+/// numbers `null`). Rendered as text and report sections by `routeval_views::gqr`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GqrBaseline {
+    /// The baseline's predictions file as displayed (`-` shown as `<stdin>`).
+    pub predictions: String,
+    /// Confidence level of the bootstrap intervals, a fraction (`--ci`, default 0.95).
+    pub level: f64,
+    /// Bootstrap replicates (`--bootstrap`).
+    pub replicates: u64,
+    /// Bootstrap seed (`--seed`).
+    pub seed: u64,
+    /// The comparison itself.
+    pub comparison: GqrComparison,
+}
+
+/// A finite number, or `null`.
+struct FiniteOrNull(f64);
+
+impl serde::Serialize for FiniteOrNull {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.serialize_f64(self.0)
+        } else {
+            s.serialize_none()
+        }
+    }
+}
+
+impl serde::Serialize for GqrBaseline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Mc<'a>(&'a routeval_stats::McNemar);
+        impl serde::Serialize for Mc<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_struct("McNemar", 3)?;
+                m.serialize_field("b", &self.0.b)?;
+                m.serialize_field("c", &self.0.c)?;
+                m.serialize_field("p_value", &FiniteOrNull(self.0.p_value))?;
+                m.end()
+            }
+        }
+        struct Set<'a>(&'a SetComparison);
+        impl serde::Serialize for Set<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let c = self.0;
+                let mut m = s.serialize_struct("SetComparison", 7)?;
+                m.serialize_field("set", &c.set)?;
+                m.serialize_field("rows", &c.rows)?;
+                m.serialize_field("accuracy", &FiniteOrNull(c.accuracy))?;
+                m.serialize_field("baseline_accuracy", &FiniteOrNull(c.baseline_accuracy))?;
+                m.serialize_field("delta", &FiniteOrNull(c.delta))?;
+                m.serialize_field("mcnemar", &Mc(&c.mcnemar))?;
+                m.serialize_field("p_adjusted", &FiniteOrNull(c.p_adjusted))?;
+                m.end()
+            }
+        }
+        let sets: Vec<Set<'_>> = self.comparison.sets.iter().map(Set).collect();
+        let mut m = s.serialize_struct("GqrBaseline", 6)?;
+        m.serialize_field("predictions", &self.predictions)?;
+        m.serialize_field("level", &self.level)?;
+        m.serialize_field("replicates", &self.replicates)?;
+        m.serialize_field("seed", &self.seed)?;
+        m.serialize_field("sets", &sets)?;
+        m.serialize_field("metrics", &self.comparison.metrics)?;
+        m.end()
+    }
 }

@@ -7,6 +7,8 @@ use routeval_report::{
     BarSeries, Document, Headline, Plot, PlotKind, RefLine, Section, Table, XySeries, XyStyle,
     histogram_bins,
 };
+use routeval_routing_scores::gqr::GqrBaseline;
+use routeval_routing_scores::gqr::report::set_display_name as set_name;
 use routeval_sweep::gqr::GqrSweepReport;
 
 /// One scored set of a GQR run.
@@ -376,4 +378,169 @@ pub fn sweep_document(report: &GqrSweepReport) -> Document {
     sec.push(t);
     doc.sections.push(sec);
     doc
+}
+
+/// A fraction as a percentage with 2 decimals and the sign (`12.34%`; `n/a` when not
+/// finite): `gqr score`'s text table and baseline blocks.
+pub fn percent(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.2}%", 100.0 * x)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// One line of `gqr score`'s text table: the label left-aligned in 32 columns, each value right-aligned in 10,
+/// then an optional remark.
+fn text_row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
+    use std::fmt::Write as _;
+    let _ = write!(table, "  {label:<32}");
+    for v in values {
+        let _ = write!(table, " {:>10}", v.as_ref());
+    }
+    if !remark.is_empty() {
+        let _ = write!(table, "  {remark}");
+    }
+    table.push('\n');
+}
+
+/// A signed difference of fractions in percentage points (`+1.25 pp`).
+fn pp(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.2} pp", 100.0 * x)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A p-value for the table: four decimals, or `<0.0001`.
+fn pval(p: f64) -> String {
+    if !p.is_finite() {
+        "n/a".into()
+    } else if p < 1e-4 {
+        "<0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// `gqr score --baseline`'s report section (`--format md`, `--html`): the cells of
+/// [`baseline_text`] as two tables (per set; the paired bootstrap CIs of the deltas).
+pub fn baseline_section(b: &GqrBaseline) -> routeval_report::Section {
+    let (name, level, replicates, seed, c) =
+        (&b.predictions, b.level, b.replicates, b.seed, &b.comparison);
+    let mut st = routeval_report::Table::new([
+        "set",
+        "accuracy (%)",
+        "baseline (%)",
+        "delta",
+        "only run",
+        "only base",
+        "p",
+        "p (Holm)",
+    ])
+    .caption(format!(
+        "Per set: McNemar exact test on the discordant rows, Holm over {} sets",
+        c.sets.len()
+    ));
+    for s in &c.sets {
+        st.row([
+            set_name(&s.set),
+            percent(s.accuracy),
+            percent(s.baseline_accuracy),
+            pp(s.delta),
+            s.mcnemar.b.to_string(),
+            s.mcnemar.c.to_string(),
+            pval(s.mcnemar.p_value),
+            pval(s.p_adjusted),
+        ]);
+    }
+    let mut mt =
+        routeval_report::Table::new(["metric", "run (%)", "baseline (%)", "delta", "CI of delta"])
+            .caption(format!(
+                "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed})",
+                crate::level_label(level)
+            ));
+    for m in &c.metrics {
+        mt.row([
+            m.metric.clone(),
+            percent(m.value),
+            percent(m.baseline),
+            pp(m.delta),
+            delta_ci(m),
+        ]);
+    }
+    routeval_report::Section::new(format!("vs baseline {name} (paired on the same rows)"))
+        .with(st)
+        .with(mt)
+}
+
+/// A delta's CI in percentage points (`n/a` without finite bounds).
+fn delta_ci(m: &routeval_stats::MetricDelta) -> String {
+    let mut ci = if m.ci.low.is_finite() && m.ci.high.is_finite() {
+        format!("[{}, {}]", pp(m.ci.low), pp(m.ci.high))
+    } else {
+        "n/a".into()
+    };
+    if let Some(d) = m.ci.degenerate() {
+        ci.push_str(&format!("  ({d})"));
+    }
+    ci
+}
+
+/// `gqr score --baseline`'s text block under the table (the `--json` `"baseline"` block's
+/// figures: per set accuracy, delta, McNemar's discordant counts and p-values; the metrics'
+/// paired bootstrap CIs).
+pub fn baseline_text(b: &GqrBaseline) -> String {
+    let (name, level, replicates, seed, c) =
+        (&b.predictions, b.level, b.replicates, b.seed, &b.comparison);
+    let mut t = format!(
+        "\nvs baseline {name} (paired on the same rows; McNemar exact test, Holm over {} sets)\n",
+        c.sets.len()
+    );
+    text_row(
+        &mut t,
+        "set",
+        &[
+            "accuracy",
+            "baseline",
+            "delta",
+            "only run",
+            "only base",
+            "p",
+            "p (Holm)",
+        ],
+        "",
+    );
+    for s in &c.sets {
+        text_row(
+            &mut t,
+            &set_name(&s.set),
+            &[
+                percent(s.accuracy),
+                percent(s.baseline_accuracy),
+                pp(s.delta),
+                s.mcnemar.b.to_string(),
+                s.mcnemar.c.to_string(),
+                pval(s.mcnemar.p_value),
+                pval(s.p_adjusted),
+            ],
+            "",
+        );
+    }
+    t.push_str(&format!(
+        "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed}):\n",
+        crate::level_label(level)
+    ));
+    for m in &c.metrics {
+        let ci = delta_ci(m);
+        t.push_str(&format!(
+            "  {:<30} {} vs {}: {}  {ci}\n",
+            m.metric,
+            percent(m.value),
+            percent(m.baseline),
+            pp(m.delta)
+        ));
+    }
+    t
 }
