@@ -8,7 +8,7 @@ use routeval_report::{
     histogram_bins,
 };
 use routeval_routing_scores::gqr::GqrBaseline;
-use routeval_routing_scores::gqr::report::set_display_name as set_name;
+use routeval_routing_scores::gqr::report::{row as text_row, set_display_name as set_name};
 use routeval_sweep::gqr::GqrSweepReport;
 
 /// One scored set of a GQR run.
@@ -388,20 +388,6 @@ pub fn percent(x: f64) -> String {
     } else {
         "n/a".into()
     }
-}
-
-/// One line of `gqr score`'s text table: the label left-aligned in 32 columns, each value right-aligned in 10,
-/// then an optional remark.
-fn text_row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
-    use std::fmt::Write as _;
-    let _ = write!(table, "  {label:<32}");
-    for v in values {
-        let _ = write!(table, " {:>10}", v.as_ref());
-    }
-    if !remark.is_empty() {
-        let _ = write!(table, "  {remark}");
-    }
-    table.push('\n');
 }
 
 /// A signed difference of fractions in percentage points (`+1.25 pp`).

@@ -33,9 +33,9 @@ pub fn set_display_name(name: &str) -> String {
     }
 }
 
-/// One table line: the label left-aligned in 32 columns, each value right-aligned in 10,
-/// then an optional remark.
-fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
+/// One line of `gqr score`'s text tables: the label left-aligned in 32 columns, each value
+/// right-aligned in 10, then an optional remark (the `--baseline` block uses it too).
+pub fn row<S: AsRef<str>>(table: &mut String, label: &str, values: &[S], remark: &str) {
     let _ = write!(table, "  {label:<32}");
     for v in values {
         let _ = write!(table, " {:>10}", v.as_ref());
