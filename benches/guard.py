@@ -144,8 +144,9 @@ def bench_rag(a, data: Path, shared: Path):
     rqc = shutil.which("rag-quality-check", path=str(Path(a.python).parent)) or \
         shutil.which("rag-quality-check")
     if rqc is None:
-        sys.exit("guard: rag-quality-check not found next to --python or on PATH "
-                 "(pip install rag-quality-check==0.1.0)")
+        print("guard: rag-quality-check not found next to --python or on PATH "
+              "(pip install rag-quality-check==0.1.0)", file=sys.stderr)
+        sys.exit(2)
     files = [str(d / "rqc_ids_5000.json"), str(d / "rqc_text_5000.json")]
     ours = median_of([[a.bin, "rag", f, "--k", "10", "--json"] for f in files], a.runs, a.timeout)
     ref = median_of([[rqc, f, "--k", "10", "--json"] for f in files], a.ref_runs, a.timeout)
@@ -203,13 +204,19 @@ def main() -> int:
     a = p.parse_args()
     if not 1 <= a.runs <= 50 or not 1 <= a.ref_runs <= 50:
         p.error("--runs and --ref-runs must be in 1..=50")
+    if not 1.0 <= a.timeout <= 86400.0:
+        p.error("--timeout must be in 1..=86400 seconds")
     only = [b for b in a.only.split(",") if b]
+    if not only:
+        p.error(f"--only names no benchmark (known: {', '.join(BENCHES)})")
     for b in only:
         if b not in BENCHES:
             p.error(f"unknown benchmark {b!r} (known: {', '.join(BENCHES)})")
     shared = Path(os.environ.get("ROUTEVAL_SHARED", ROOT.parent / "shared")).resolve()
     if not (shared / "bench").is_dir():
         p.error(f"{shared}/bench not found: set ROUTEVAL_SHARED")
+    if a.bin is not None and not os.access(a.bin, os.X_OK):
+        p.error(f"--bin {a.bin}: not an executable file")
     if a.bin is None:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "routeval-cli"], cwd=ROOT,
                        check=True)
