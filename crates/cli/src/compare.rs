@@ -335,7 +335,11 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
     if args.html.html.is_some() {
         let mut doc = views::document(&report, &systems);
         views::push_blocks(&mut doc, "Tie sensitivity", &tie_blocks);
+        // The inputs' notes first, then the document's own (tests and intervals without
+        // evidence behind them: they were overwritten here before), then the report's.
+        let own = std::mem::take(&mut doc.notes);
         doc.notes.clone_from(&notes);
+        doc.notes.extend(own);
         doc.notes
             .extend(report.notes.iter().map(|n| format!("note: {n}")));
         let stdin_used = crate::report::uses_stdin(

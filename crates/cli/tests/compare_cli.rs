@@ -362,3 +362,50 @@ fn bad_input_exits_2_with_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{case:?}: {stderr}");
     }
 }
+
+/// The HTML report carries the notes of tests and intervals without evidence behind them, as
+/// the JSON (`note`, `ci_degenerate`), the CSV and the text table do (the CLI once replaced the
+/// document's notes with the inputs' notes).
+#[test]
+fn html_report_names_tests_and_intervals_without_evidence() {
+    let d = tempfile::tempdir().unwrap();
+    let c = collection("small");
+    // One judged query: no paired test, a degenerate interval.
+    let qrels = std::fs::read_to_string(&c[0]).unwrap();
+    let first = qrels.split_whitespace().next().unwrap().to_string();
+    let one: String = qrels
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some(first.as_str()))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let q1 = d.path().join("one.qrels");
+    std::fs::write(&q1, one).unwrap();
+    let html = d.path().join("r.html");
+    let mut a = vec![
+        "compare".to_string(),
+        q1.display().to_string(),
+        c[1].clone(),
+        c[2].clone(),
+        "-m".into(),
+        "map".into(),
+        "--json".into(),
+        "--html".into(),
+        html.display().to_string(),
+    ];
+    let (v, _) = run_json(&a);
+    let cmp = &v["runs"][1]["vs_baseline"]["map"];
+    let (note, ci) = (
+        cmp["note"].as_str().expect("a test note"),
+        cmp["ci_degenerate"].as_str().expect("a degenerate CI"),
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for want in [note, ci] {
+        // The report escapes HTML; these reasons have no characters it changes but '('.
+        assert!(page.contains(want), "the HTML report lacks {want:?}");
+    }
+    // A comparison with evidence behind it adds no such note.
+    a[1] = c[0].clone();
+    run_json(&a);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("no test ("), "unexpected note");
+}
