@@ -390,6 +390,21 @@ pub fn percent(x: f64) -> String {
     }
 }
 
+/// One set's cells of the `--baseline` tables after its name: accuracy, baseline accuracy,
+/// delta, McNemar's discordant counts (`only run`, `only base`), p and Holm-adjusted p — the
+/// same cells in the text block and the report section.
+fn set_cells(s: &routeval_routing_scores::gqr::SetComparison) -> [String; 7] {
+    [
+        percent(s.accuracy),
+        percent(s.baseline_accuracy),
+        pp(s.delta),
+        s.mcnemar.b.to_string(),
+        s.mcnemar.c.to_string(),
+        pval(s.mcnemar.p_value),
+        pval(s.p_adjusted),
+    ]
+}
+
 /// A signed difference of fractions in percentage points (`+1.25 pp`).
 fn pp(x: f64) -> String {
     if x.is_finite() {
@@ -430,16 +445,8 @@ pub fn baseline_section(b: &GqrBaseline) -> routeval_report::Section {
         c.sets.len()
     ));
     for s in &c.sets {
-        st.row([
-            set_name(&s.set),
-            percent(s.accuracy),
-            percent(s.baseline_accuracy),
-            pp(s.delta),
-            s.mcnemar.b.to_string(),
-            s.mcnemar.c.to_string(),
-            pval(s.mcnemar.p_value),
-            pval(s.p_adjusted),
-        ]);
+        let [acc, base, delta, b, c, p, p_holm] = set_cells(s);
+        st.row([set_name(&s.set), acc, base, delta, b, c, p, p_holm]);
     }
     let mut mt =
         routeval_report::Table::new(["metric", "run (%)", "baseline (%)", "delta", "CI of delta"])
@@ -499,20 +506,7 @@ pub fn baseline_text(b: &GqrBaseline) -> String {
         "",
     );
     for s in &c.sets {
-        text_row(
-            &mut t,
-            &set_name(&s.set),
-            &[
-                percent(s.accuracy),
-                percent(s.baseline_accuracy),
-                pp(s.delta),
-                s.mcnemar.b.to_string(),
-                s.mcnemar.c.to_string(),
-                pval(s.mcnemar.p_value),
-                pval(s.p_adjusted),
-            ],
-            "",
-        );
+        text_row(&mut t, &set_name(&s.set), &set_cells(s), "");
     }
     t.push_str(&format!(
         "{} paired bootstrap CIs of the differences ({replicates} replicates, seed {seed}):\n",

@@ -5,13 +5,17 @@ use routeval_report::{InputFile, Provenance};
 use routeval_stats::{CompareOptions, SystemScores, compare_systems};
 use routeval_views::compare::{TableFormat, document, render};
 
-fn report() -> (routeval_stats::ComparisonReport, Vec<SystemScores>) {
-    let sys = |name: &str, scores: Vec<f64>| SystemScores {
+/// One system with one measure's per-query scores.
+fn sys(name: &str, scores: Vec<f64>) -> SystemScores {
+    SystemScores {
         name: name.into(),
         path: format!("{name}.txt"),
         scores: vec![scores],
         means: None,
-    };
+    }
+}
+
+fn report() -> (routeval_stats::ComparisonReport, Vec<SystemScores>) {
     let systems = vec![
         sys(
             "base",
@@ -57,12 +61,6 @@ fn compare_faces_share_one_report() {
 fn csv_rows_carry_the_notes_of_tests_and_intervals_without_evidence() {
     // A constant difference (zero variance: the t-test has no evidence) on 3 queries (an
     // interval over fewer than 10 units is degenerate): the CSV says both, as the JSON does.
-    let sys = |name: &str, scores: Vec<f64>| SystemScores {
-        name: name.into(),
-        path: format!("{name}.txt"),
-        scores: vec![scores],
-        means: None,
-    };
     let systems = vec![
         sys("base", vec![0.1, 0.2, 0.3]),
         sys("new", vec![0.2, 0.3, 0.4]),
