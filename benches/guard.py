@@ -262,11 +262,14 @@ def main() -> int:
     if a.record:
         merged = dict(rec_b)
         merged.update(new)
-        RECORD.write_text(json.dumps({
+        # Atomically: a temporary file beside the record, then a rename over it.
+        tmp = RECORD.with_name(RECORD.name + ".tmp")
+        tmp.write_text(json.dumps({
             "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "load_average": " ".join(load),
             "command": "python3 benches/guard.py --record " + " ".join(sys.argv[1:]).replace("--record", "").strip(),
             "benchmarks": merged}, indent=2) + "\n")
+        os.replace(tmp, RECORD)
         print(f"recorded in {RECORD.relative_to(ROOT)}")
     return 1 if failed else 0
 
