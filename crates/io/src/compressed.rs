@@ -21,15 +21,42 @@ pub enum Compression {
     Gzip,
     /// Zstandard (RFC 8878; frame magic `28 b5 2f fd`, or a skippable frame `5? 2a 4d 18`).
     Zstd,
+    /// A compression routeval does not read, named (`bzip2`: magic `BZh1`..`BZh9`; `xz`:
+    /// `fd 37 7a 58 5a 00`; `lz4`: frame magic `04 22 4d 18`; `lzip`: `LZIP`). Reading such an
+    /// input is an error ([`UnsupportedCompression`]) instead of a parse error on its bytes.
+    Unsupported(&'static str),
+}
+
+/// The error (inside an [`std::io::Error`] of kind [`io::ErrorKind::Unsupported`]) for an
+/// input in a compression routeval does not read ([`Compression::Unsupported`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0}-compressed input is not supported (routeval reads gzip and zstd): decompress it first (e.g. `{0} -dc FILE | routeval ... -`)"
+)]
+pub struct UnsupportedCompression(pub &'static str);
+
+impl UnsupportedCompression {
+    /// The [`UnsupportedCompression`] inside `e`, when that is what `e` is.
+    pub fn of(e: &io::Error) -> Option<&UnsupportedCompression> {
+        e.get_ref()?.downcast_ref::<UnsupportedCompression>()
+    }
+}
+
+fn unsupported(name: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, UnsupportedCompression(name))
 }
 
 impl Compression {
-    /// Detect from the first bytes (at least 4 when the input has them).
+    /// Detect from the first bytes (at least 6 when the input has them: xz's magic is 6).
     pub fn sniff(head: &[u8]) -> Compression {
         match head {
             [0x1f, 0x8b, ..] => Compression::Gzip,
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
             [b0, 0x2a, 0x4d, 0x18, ..] if b0 & 0xf0 == 0x50 => Compression::Zstd,
+            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Compression::Unsupported("bzip2"),
+            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Compression::Unsupported("xz"),
+            [0x04, 0x22, 0x4d, 0x18, ..] => Compression::Unsupported("lz4"),
+            [b'L', b'Z', b'I', b'P', ..] => Compression::Unsupported("lzip"),
             _ => Compression::None,
         }
     }
@@ -124,18 +151,19 @@ impl<R: BufRead> Read for ZstdFrames<R> {
 }
 
 /// Wrap `reader` so that it yields decompressed bytes when its content is gzip or zstd.
-/// Returns the compression found.
+/// Returns the compression found. Content in a compression routeval does not read is an
+/// error ([`UnsupportedCompression`]).
 pub fn decoding_reader(
     mut reader: Box<dyn BufRead + Send>,
 ) -> io::Result<(Box<dyn BufRead + Send>, Compression)> {
-    // Read up to 4 bytes without losing them (a pipe may deliver fewer per read).
-    let mut head = Vec::with_capacity(4);
-    while head.len() < 4 {
+    // Read up to 6 bytes without losing them (a pipe may deliver fewer per read).
+    let mut head = Vec::with_capacity(6);
+    while head.len() < 6 {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
         }
-        let take = buf.len().min(4 - head.len());
+        let take = buf.len().min(6 - head.len());
         head.extend_from_slice(&buf[..take]);
         reader.consume(take);
     }
@@ -151,6 +179,7 @@ pub fn decoding_reader(
             1 << 20,
             ZstdFrames::new(BufReader::with_capacity(1 << 16, joined)),
         )),
+        Compression::Unsupported(name) => return Err(unsupported(name)),
     };
     Ok((out, c))
 }
@@ -175,6 +204,7 @@ pub fn decode_slice(bytes: &[u8], c: Compression) -> io::Result<Vec<u8>> {
         Compression::Zstd => {
             ZstdFrames::new(bytes).read_to_end(&mut out)?;
         }
+        Compression::Unsupported(name) => return Err(unsupported(name)),
     }
     Ok(out)
 }
@@ -222,6 +252,42 @@ mod tests {
         assert_eq!(Compression::sniff(b"q1 0 d1 1\n"), Compression::None);
         assert_eq!(Compression::sniff(&[0x1f]), Compression::None);
         assert_eq!(Compression::sniff(b""), Compression::None);
+    }
+
+    #[test]
+    fn unsupported_compressions_are_named_errors_not_bytes() {
+        let cases: [(&[u8], &str); 4] = [
+            (b"BZh91AY&SY\x00", "bzip2"),
+            (&[0xfd, b'7', b'z', b'X', b'Z', 0x00, 0x00, 0x04], "xz"),
+            (&[0x04, 0x22, 0x4d, 0x18, 0x64, 0x40], "lz4"),
+            (b"LZIP\x01\x0c", "lzip"),
+        ];
+        for (bytes, name) in cases {
+            assert_eq!(Compression::sniff(bytes), Compression::Unsupported(name));
+            let e = decode_bytes(bytes.to_vec()).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+            assert_eq!(UnsupportedCompression::of(&e), Some(&UnsupportedCompression(name)));
+            assert!(e.to_string().starts_with(&format!("{name}-compressed input is not supported")));
+            // The streaming path, through a pipe-like reader that yields one byte per read.
+            struct OneByte<'a>(&'a [u8]);
+            impl Read for OneByte<'_> {
+                fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                    if self.0.is_empty() || buf.is_empty() {
+                        return Ok(0);
+                    }
+                    buf[0] = self.0[0];
+                    self.0 = &self.0[1..];
+                    Ok(1)
+                }
+            }
+            let r: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1, OneByte(bytes)));
+            match decoding_reader(r) {
+                Err(e) => assert_eq!(UnsupportedCompression::of(&e), Some(&UnsupportedCompression(name))),
+                Ok(_) => panic!("{name} was read as plain bytes"),
+            }
+        }
+        // Text that merely starts like a magic is plain: "BZh" without a block-size digit.
+        assert_eq!(Compression::sniff(b"BZhx q1 0 d1 1"), Compression::None);
     }
 
     #[test]

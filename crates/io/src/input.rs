@@ -46,6 +46,14 @@ pub enum InputError {
         /// The OS or decoder error.
         source: io::Error,
     },
+    /// The content is compressed in a format routeval does not read (bzip2, xz, lz4, lzip).
+    #[error("{name}: {source}")]
+    UnsupportedCompression {
+        /// The input's name.
+        name: String,
+        /// The format found.
+        source: compressed::UnsupportedCompression,
+    },
     /// The gzip/zstd content is corrupt or truncated.
     #[error("{name}: cannot decompress: {source}")]
     Decompress {
@@ -146,9 +154,17 @@ pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
         let f = open_file(path)?;
         Box::new(BufReader::with_capacity(1 << 20, f))
     };
-    let (reader, _) = compressed::decoding_reader(raw).map_err(|e| InputError::Read {
-        name: display_name(path),
-        source: e,
+    let (reader, _) = compressed::decoding_reader(raw).map_err(|e| {
+        match compressed::UnsupportedCompression::of(&e) {
+            Some(u) => InputError::UnsupportedCompression {
+                name: display_name(path),
+                source: u.clone(),
+            },
+            None => InputError::Read {
+                name: display_name(path),
+                source: e,
+            },
+        }
     })?;
     Ok(reader)
 }
@@ -163,9 +179,15 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
 /// [`compressed::decode_bytes`] of the content of `path`, with its error:
 /// `NAME: cannot decompress: ...`.
 pub fn decode_input(bytes: Vec<u8>, path: &Path) -> Result<Vec<u8>, InputError> {
-    compressed::decode_bytes(bytes).map_err(|e| InputError::Decompress {
-        name: display_name(path),
-        source: e,
+    compressed::decode_bytes(bytes).map_err(|e| match compressed::UnsupportedCompression::of(&e) {
+        Some(u) => InputError::UnsupportedCompression {
+            name: display_name(path),
+            source: u.clone(),
+        },
+        None => InputError::Decompress {
+            name: display_name(path),
+            source: e,
+        },
     })
 }
 
@@ -192,6 +214,21 @@ fn read_raw(path: &Path) -> Result<Vec<u8>, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_xz_or_bzip2_input_says_so_in_every_read_path() {
+        let dir = std::env::temp_dir().join(format!("routeval-io-unsup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("run.xz");
+        std::fs::write(&p, [0xfd, b'7', b'z', b'X', b'Z', 0x00, 0x00, 0x04, 0xe6]).unwrap();
+        let want = format!(
+            "{}: xz-compressed input is not supported (routeval reads gzip and zstd): decompress it first (e.g. `xz -dc FILE | routeval ... -`)",
+            p.display()
+        );
+        assert_eq!(open_input(&p).err().map(|e| e.to_string()), Some(want.clone()));
+        assert_eq!(read_input(&p).err().map(|e| e.to_string()), Some(want));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn messages_say_what_a_path_is() {
