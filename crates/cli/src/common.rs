@@ -49,8 +49,10 @@ pub(crate) fn finish(result: CmdResult) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(f) => {
-            // One line: collapse any newline the message may carry.
+            // One line: collapse any newline the message may carry, and escape control
+            // characters (a message may quote bytes from a hostile input).
             let line = f.message.replace('\n', " ");
+            let line = routeval_core::printable(&line);
             let _ = writeln!(io::stderr(), "error: {line}");
             ExitCode::from(f.status)
         }

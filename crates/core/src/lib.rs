@@ -31,6 +31,6 @@ mod py_nonprintable;
 mod py_word;
 
 pub use accum::{Accumulator, Count, Mean, Sum};
-pub use error::{Error, Location, Result};
+pub use error::{Error, Location, Result, printable, printable_bytes};
 pub use labels::{Domain, Tier};
 pub use progress::{NoProgress, Progress, SharedProgress};

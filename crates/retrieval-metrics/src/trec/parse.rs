@@ -1169,6 +1169,21 @@ mod tests {
     }
 
     #[test]
+    fn errors_escape_control_bytes_of_the_fields_they_quote() {
+        // An ESC sequence in a score or relevance field (a hostile or corrupted file) is shown
+        // escaped, so the message cannot recolour the terminal or move its cursor.
+        let e = Run::from_bytes(b"q1 Q0 d1 1 \x1b[31mred t\n", "r\x07.txt").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "r\\x07.txt:1: non-numeric score '\\x1b[31mred'"
+        );
+        let e = Qrels::from_bytes(b"q1 0 d1 \x1b]0;x\x07\n", "q").unwrap_err();
+        assert_eq!(e.to_string(), "q:1: non-numeric relevance '\\x1b]0;x\\x07'");
+        let e = Qrels::from_bytes(b"q1 0 d1 \xe2\x80\xae9\n", "q").unwrap_err();
+        assert_eq!(e.to_string(), "q:1: non-numeric relevance '\\u{202e}9'");
+    }
+
+    #[test]
     fn qrels_duplicates_recorded() {
         let q = Qrels::from_bytes(b"1 0 a 1\n1 0 b 0\n1 0 a 0\n", "q").unwrap();
         assert_eq!(q.queries()[0].duplicate(), Some((&b"a"[..], 3)));
