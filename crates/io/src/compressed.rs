@@ -266,8 +266,14 @@ mod tests {
             assert_eq!(Compression::sniff(bytes), Compression::Unsupported(name));
             let e = decode_bytes(bytes.to_vec()).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::Unsupported);
-            assert_eq!(UnsupportedCompression::of(&e), Some(&UnsupportedCompression(name)));
-            assert!(e.to_string().starts_with(&format!("{name}-compressed input is not supported")));
+            assert_eq!(
+                UnsupportedCompression::of(&e),
+                Some(&UnsupportedCompression(name))
+            );
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{name}-compressed input is not supported"))
+            );
             // The streaming path, through a pipe-like reader that yields one byte per read.
             struct OneByte<'a>(&'a [u8]);
             impl Read for OneByte<'_> {
@@ -282,7 +288,10 @@ mod tests {
             }
             let r: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1, OneByte(bytes)));
             match decoding_reader(r) {
-                Err(e) => assert_eq!(UnsupportedCompression::of(&e), Some(&UnsupportedCompression(name))),
+                Err(e) => assert_eq!(
+                    UnsupportedCompression::of(&e),
+                    Some(&UnsupportedCompression(name))
+                ),
                 Ok(_) => panic!("{name} was read as plain bytes"),
             }
         }

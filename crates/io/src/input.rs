@@ -154,18 +154,19 @@ pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
         let f = open_file(path)?;
         Box::new(BufReader::with_capacity(1 << 20, f))
     };
-    let (reader, _) = compressed::decoding_reader(raw).map_err(|e| {
-        match compressed::UnsupportedCompression::of(&e) {
-            Some(u) => InputError::UnsupportedCompression {
-                name: display_name(path),
-                source: u.clone(),
+    let (reader, _) =
+        compressed::decoding_reader(raw).map_err(
+            |e| match compressed::UnsupportedCompression::of(&e) {
+                Some(u) => InputError::UnsupportedCompression {
+                    name: display_name(path),
+                    source: u.clone(),
+                },
+                None => InputError::Read {
+                    name: display_name(path),
+                    source: e,
+                },
             },
-            None => InputError::Read {
-                name: display_name(path),
-                source: e,
-            },
-        }
-    })?;
+        )?;
     Ok(reader)
 }
 
@@ -225,7 +226,10 @@ mod tests {
             "{}: xz-compressed input is not supported (routeval reads gzip and zstd): decompress it first (e.g. `xz -dc FILE | routeval ... -`)",
             p.display()
         );
-        assert_eq!(open_input(&p).err().map(|e| e.to_string()), Some(want.clone()));
+        assert_eq!(
+            open_input(&p).err().map(|e| e.to_string()),
+            Some(want.clone())
+        );
         assert_eq!(read_input(&p).err().map(|e| e.to_string()), Some(want));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -56,6 +56,12 @@ pub fn fmt_p(p: f64) -> String {
     }
 }
 
+/// A p-value cell of a report table: [`fmt_p`], or `n/a` when there is no test behind it
+/// (NaN: the report's notes say why; `--json` has `null`, CSV an empty cell).
+fn p_cell(p: f64) -> String {
+    if p.is_nan() { "n/a".into() } else { fmt_p(p) }
+}
+
 /// Run letters a, b, …, z, aa, ab, … (ranx's labels): [`routeval_stats::anova::letter_name`],
 /// the one definition the compact letter display uses too.
 pub fn letter(i: usize) -> String {
@@ -163,9 +169,9 @@ pub fn render(
         latex_rows.push(lrow);
     }
     let legend = format!(
-        "{} queries; mean (difference from run a); superscripts: significantly better than that \
+        "{}; mean (difference from run a); superscripts: significantly better than that \
 run ({}, alpha {}).",
-        report.queries,
+        crate::queries(report.queries),
         test_label(report),
         report.alpha
     );
@@ -178,6 +184,13 @@ run ({}, alpha {}).",
             let _ = write!(
                 notes,
                 "\nnote: {} vs {} on {}: no test ({note}); never marked significant.",
+                report.runs[b].name, report.runs[a].name, report.measures[m]
+            );
+        }
+        if let Some(d) = c.ci_degenerate {
+            let _ = write!(
+                notes,
+                "\nnote: {} vs {} on {}: CI {d}.",
                 report.runs[b].name, report.runs[a].name, report.measures[m]
             );
         }
@@ -245,7 +258,9 @@ run ({}, alpha {}).",
                 let _ = writeln!(s, "{} \\\\", r.join(" & "));
             }
             let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
-            let _ = writeln!(s, "% {legend}");
+            for line in legend.lines() {
+                let _ = writeln!(s, "% {line}");
+            }
             for b in &extra {
                 let _ = writeln!(s, "\n% {}", b.title);
                 let _ = writeln!(s, "\\begin{{tabular}}{{{}}}", "l".repeat(b.header.len()));
@@ -259,7 +274,9 @@ run ({}, alpha {}).",
                 }
                 let _ = writeln!(s, "\\bottomrule\n\\end{{tabular}}");
                 if let Some(n) = &b.note {
-                    let _ = writeln!(s, "% {n}");
+                    for line in n.lines() {
+                        let _ = writeln!(s, "% {line}");
+                    }
                 }
             }
         }
@@ -673,8 +690,8 @@ pub fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document
             report.runs.first().map_or("", |r| r.name.as_str())
         ),
         subtitle: Some(format!(
-            "{} queries; {}, alpha {}{}",
-            report.queries,
+            "{}; {}, alpha {}{}",
+            crate::queries(report.queries),
             test_label(report),
             report.alpha,
             report
@@ -765,8 +782,8 @@ pub fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document
             format!("{:+.4}", c.delta),
             c.ci.map_or("".into(), |x| f4(x[0])),
             c.ci.map_or("".into(), |x| f4(x[1])),
-            fmt_p(c.p_value),
-            fmt_p(c.p_adjusted),
+            p_cell(c.p_value),
+            p_cell(c.p_adjusted),
             if c.significant { "yes" } else { "no" }.into(),
             c.effect_size.map_or("n/a".into(), f4),
             c.wins.to_string(),
@@ -801,11 +818,11 @@ pub fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document
         };
         plots.push(Plot {
             title: format!(
-                "{} − {} on {} per query, sorted ({} queries{per})",
+                "{} − {} on {} per query, sorted ({}{per})",
                 rb.name,
                 ra.name,
                 report.measures[m],
-                d.len()
+                crate::queries(d.len())
             ),
             x_label: "query rank by difference".into(),
             y_label: format!("{} difference (measure units)", report.measures[m]),
@@ -905,12 +922,12 @@ fn many_systems(doc: &mut Document, report: &ComparisonReport, systems: &[System
             let bars = sorted_bars(&t, MAX_BARS);
             sec.push(Plot {
                 title: format!(
-                    "{} − {} on {} per query, losses × (1 + {}), sorted ({} queries)",
+                    "{} − {} on {} per query, losses × (1 + {}), sorted ({})",
                     run.name,
                     report.runs[0].name,
                     report.measures[m],
                     v.alpha,
-                    t.len()
+                    crate::queries(t.len())
                 ),
                 x_label: "query rank by weighted difference".into(),
                 y_label: format!("{} weighted difference (measure units)", report.measures[m]),

@@ -102,6 +102,15 @@ pub fn iso8601(secs: i64) -> String {
     )
 }
 
+/// `n` with the noun in the right number: `1 query`, `0 queries`, `12 queries`.
+pub fn queries(n: usize) -> String {
+    if n == 1 {
+        "1 query".into()
+    } else {
+        format!("{n} queries")
+    }
+}
+
 /// A confidence level as a label: `95%` for 0.95, `99.5%` for 0.995 (4 decimals at most,
 /// trailing zeros dropped).
 pub fn level_label(level: f64) -> String {

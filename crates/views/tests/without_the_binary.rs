@@ -117,3 +117,52 @@ fn documents_render_with_a_provenance_handed_in() {
     assert!(html.contains("<svg"), "no plot");
     assert!(html.contains("1970-01-01T00:00:00Z"));
 }
+
+#[test]
+fn every_table_face_names_tests_and_intervals_without_evidence() {
+    // One query (no test, no interval) and three queries of a constant difference (no test;
+    // a degenerate interval): each text-like face says so, every LaTeX note line is a comment,
+    // and the HTML table shows `n/a` (never `nan`) where the JSON has null.
+    for (n, query_word) in [(1usize, "1 query;"), (3, "3 queries;")] {
+        let systems = vec![
+            sys("base", (0..n).map(|i| 0.1 * i as f64).collect()),
+            sys("new", (0..n).map(|i| 0.1 * i as f64 + 0.1).collect()),
+        ];
+        let r = compare_systems(&["map".to_string()], &systems, &CompareOptions::default())
+            .expect("comparison");
+        let json = serde_json::to_value(&r).unwrap();
+        let c = &json["runs"][1]["vs_baseline"]["map"];
+        let ci_note = c["ci_degenerate"].as_str().expect("a degenerate interval");
+        let test_note = c["note"].as_str().expect("no test");
+        assert!(c["p_value"].is_null(), "{c}");
+        for format in [TableFormat::Text, TableFormat::Md, TableFormat::Latex] {
+            let face = render(&r, format, &[]).unwrap();
+            assert!(face.contains(query_word), "{face}");
+            assert!(
+                face.contains(&format!("CI {ci_note}")),
+                "{format:?}: {face}"
+            );
+            assert!(face.contains(test_note), "{format:?}: {face}");
+            if format == TableFormat::Latex {
+                let tail = face.split("\\end{tabular}").last().unwrap();
+                for line in tail.lines().filter(|l| !l.is_empty()) {
+                    assert!(line.starts_with('%'), "not a comment: {line:?} in {face}");
+                }
+            }
+        }
+        let doc = document(&r, &systems);
+        let prov = Provenance {
+            command_line: "routeval compare".into(),
+            inputs: vec![],
+            version: "routeval test".into(),
+            date: routeval_views::iso8601(0),
+        };
+        let html = routeval_views::html(&doc, prov.clone()).unwrap();
+        assert!(!html.contains(">nan</td>"), "a nan cell in the HTML table");
+        // minijinja escapes `/` as `&#x2f;`.
+        assert!(html.contains(">n&#x2f;a</td>"), "no n/a p cell");
+        let md = routeval_views::markdown(&doc, prov);
+        assert!(md.contains(&format!("CI {ci_note}")), "{md}");
+        assert!(!md.contains("1 queries"), "{md}");
+    }
+}
