@@ -55,3 +55,31 @@ pub fn example_build(dir: &Path, missing: &[(&str, &str)]) -> String {
     std::fs::write(dir.join("ood_test.jsonl"), ood).expect("ood_test.jsonl");
     dir.to_string_lossy().into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    /// The build shipped in `examples/data/gqr/build/` (used by the book's `gqr score --html`
+    /// recipe) is the one the test suites write: the same rows byte for byte, the same
+    /// manifest as JSON.
+    #[test]
+    fn example_build_equals_the_shipped_build() {
+        let dir = std::env::temp_dir().join(format!("routeval-gqr-build-{}", std::process::id()));
+        super::example_build(&dir, &[]);
+        let shipped = super::examples_dir().join("gqr/build");
+        for f in ["id_test.jsonl", "ood_test.jsonl"] {
+            assert_eq!(
+                std::fs::read(dir.join(f)).unwrap(),
+                std::fs::read(shipped.join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        let json = |p: std::path::PathBuf| -> serde_json::Value {
+            serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+        };
+        assert_eq!(
+            json(dir.join("manifest.json")),
+            json(shipped.join("manifest.json"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
