@@ -31,35 +31,16 @@ pub(crate) enum TextFormat {
 
 /// The report date: `$SOURCE_DATE_EPOCH` when set (reproducible reports), else now.
 fn report_date() -> String {
-    let secs = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.trim().parse::<i64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64)
-        });
-    routeval_views::iso8601(secs)
+    routeval_views::iso8601(routeval_io::provenance::report_epoch_seconds())
 }
 
 /// Size and blake3 of a file (streamed); `None`s when it cannot be read.
 fn describe(path: &str) -> InputFile {
-    let hashed = std::fs::File::open(path).and_then(|f| {
-        let mut h = blake3::Hasher::new();
-        h.update_reader(f)?;
-        Ok(h)
-    });
-    match hashed {
-        Ok(h) => InputFile {
-            path: path.to_string(),
-            bytes: std::fs::metadata(path).ok().map(|m| m.len()),
-            blake3: Some(h.finalize().to_hex().to_string()),
-        },
-        Err(_) => InputFile {
-            path: path.to_string(),
-            bytes: None,
-            blake3: None,
-        },
+    let d = routeval_io::provenance::describe_file(Path::new(path));
+    InputFile {
+        path: path.to_string(),
+        bytes: d.bytes,
+        blake3: d.blake3,
     }
 }
 

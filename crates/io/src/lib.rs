@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | [`compressed`] | gzip and zstd inputs recognised by their magic bytes and decompressed (streaming or whole) | always |
 //! | [`map`] | read-only memory maps of whole-file inputs: the crate's one `unsafe` | always |
+//! | [`provenance`] | a report's inputs (size, blake3) and date (`$SOURCE_DATE_EPOCH` or the clock) | always |
 //! | [`input`] | opening inputs (`-` = stdin) with one-line errors that say what a path is; inputs are noted for [`output`] | `process` |
 //! | [`output`] | every write: never over an input, atomic (temporary file + rename), devices and pipes in place, one file per output | `process` |
 //! | [`signals`] | cleanup on SIGINT/SIGTERM/SIGHUP: registered process groups killed, temporary files removed | `process` |
@@ -19,6 +20,7 @@
 
 pub mod compressed;
 pub mod map;
+pub mod provenance;
 
 #[cfg(feature = "process")]
 pub mod child;

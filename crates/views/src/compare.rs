@@ -861,6 +861,28 @@ pub fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document
     doc
 }
 
+/// The whole `compare` report document, as `routeval compare --html` and Python's
+/// `ComparisonReport.to_html()`/`to_markdown()` write it: [`document`], the tie-sensitivity
+/// blocks (`ties`, from [`tie_block`]; empty without `--ties`), then the notes in this order:
+/// the inputs' (`input_notes`: runs with queries the qrels do not judge, judged queries
+/// without results), the document's own (tests and intervals without evidence behind them),
+/// the report's (`note: ...`).
+pub fn report_document(
+    report: &ComparisonReport,
+    systems: &[SystemScores],
+    input_notes: &[String],
+    ties: &[ExtraBlock],
+) -> Document {
+    let mut doc = document(report, systems);
+    push_blocks(&mut doc, "Tie sensitivity", ties);
+    let own = std::mem::take(&mut doc.notes);
+    doc.notes = input_notes.to_vec();
+    doc.notes.extend(own);
+    doc.notes
+        .extend(report.notes.iter().map(|n| format!("note: {n}")));
+    doc
+}
+
 /// A section of `blocks` (tables with their notes) titled `title`; nothing when empty.
 pub fn push_blocks(doc: &mut Document, title: &str, blocks: &[ExtraBlock]) {
     if blocks.is_empty() {
