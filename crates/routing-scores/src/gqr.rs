@@ -840,6 +840,26 @@ mod strata_tests {
         assert_eq!(r[1], 0.5);
     }
 
+    /// Each headline interval records the rows it rests on: 5 ID rows make the ID accuracy's
+    /// interval degenerate although the build has 20 rows; the OOD accuracy and the score
+    /// (15 and 20 rows) are not.
+    #[test]
+    fn headline_intervals_record_their_own_rows() {
+        let mut rows: Vec<(&str, bool, bool)> = Vec::new();
+        for i in 0..5 {
+            rows.push(("law", true, i % 2 == 0));
+        }
+        for i in 0..15 {
+            rows.push((["a", "b", "c"][i % 3], false, i % 4 != 0));
+        }
+        let g = AccuracyStrata::new(rows.iter().copied(), false);
+        let iv = g.intervals(0.95, 200, 42);
+        let units: Vec<u64> = iv.intervals.iter().map(|(_, c)| c.units).collect();
+        assert_eq!(units, [5, 15, 20]);
+        let degenerate: Vec<&str> = iv.degenerate().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(degenerate, ["id_accuracy"]);
+    }
+
     /// Per-set intervals come from the same replicates as the headline ones: the pooled ID
     /// set's interval is the ID accuracy's; a set the router gets all right is [1, 1]; every
     /// interval brackets its set's accuracy here.
@@ -870,7 +890,9 @@ impl AccuracyStrata {
     /// Percentile bootstrap confidence intervals of `[ID accuracy, OOD accuracy, score]`
     /// (`gqr score --ci`): rows resampled with replacement within each stratum (the pooled ID
     /// set, each unseen set, each OOD set), `replicates` times (replicate `r` draws from
-    /// `StatsRng::for_replicate(seed, r)`), the score recomputed per replicate.
+    /// `StatsRng::for_replicate(seed, r)`), the score recomputed per replicate. Each interval
+    /// records the rows it rests on (`BootstrapCi::units`: ID rows, OOD rows, all rows), so
+    /// one resting on fewer than 10 rows is named degenerate.
     pub fn intervals(&self, level: f64, replicates: u64, seed: u64) -> routeval_stats::Intervals {
         let cis = routeval_stats::stratified_bootstrap_ci_multi(
             &self.strata,
@@ -889,13 +911,29 @@ impl AccuracyStrata {
             } else {
                 "rows, resampled within the ID test set and within each OOD set".into()
             },
+            // Each interval records the rows it rests on: the ID accuracy the ID rows, the OOD
+            // accuracy the OOD rows, the score all of them (so a 5-row ID set is named
+            // degenerate even when the build has 10 rows).
             intervals: self
                 .metric_names()
                 .iter()
                 .map(|s| s.to_string())
                 .zip(cis)
+                .zip(self.units_per_metric())
+                .map(|((n, c), u)| (n, c.with_units(u)))
                 .collect(),
         }
+    }
+
+    /// Rows behind `[ID accuracy, OOD accuracy, score]`: the ID strata's, the OOD strata's,
+    /// all.
+    fn units_per_metric(&self) -> [usize; 3] {
+        let id: usize = self.strata[..self.n_id.min(self.strata.len())]
+            .iter()
+            .map(Vec::len)
+            .sum();
+        let all: usize = self.strata.iter().map(Vec::len).sum();
+        [id, all - id, all]
     }
 
     /// Percentile bootstrap confidence intervals of each stratum's accuracy (`gqr score --ci`,
