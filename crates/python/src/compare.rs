@@ -26,7 +26,98 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CompareError", m.py().get_type::<CompareError>())?;
     m.add_function(wrap_pyfunction!(compare_trec_files, m)?)?;
     m.add_function(wrap_pyfunction!(compare_scores, m)?)?;
+    m.add_class::<CompareRender>()?;
     Ok(())
+}
+
+/// The typed comparison behind one Python `ComparisonReport`, kept so that its table,
+/// Markdown and HTML faces are rendered by `routeval_views` from the same value as
+/// `routeval compare`'s (`--format text|md|latex|csv`, `--html`): a note, caveat or block
+/// cannot be in one face and not another.
+#[pyclass(module = "routeval._native", frozen)]
+pub(crate) struct CompareRender {
+    report: ComparisonReport,
+    systems: Vec<SystemScores>,
+    /// The inputs' notes (runs with unjudged queries, judged queries without results).
+    input_notes: Vec<String>,
+    /// `--ties` objects per run (empty without ties).
+    ties: Vec<serde_json::Value>,
+    /// The input files (qrels, runs), described in the report's provenance.
+    inputs: Vec<PathBuf>,
+}
+
+impl CompareRender {
+    fn tie_blocks(&self) -> Vec<routeval_views::compare::ExtraBlock> {
+        if self.ties.is_empty() {
+            Vec::new()
+        } else {
+            vec![routeval_views::compare::tie_block(&self.report, &self.ties)]
+        }
+    }
+
+    fn provenance(&self, call: &str) -> routeval_report::Provenance {
+        let mut inputs: Vec<routeval_report::InputFile> = self
+            .inputs
+            .iter()
+            .map(|p| {
+                let d = routeval_io::provenance::describe_file(p);
+                routeval_report::InputFile {
+                    path: p.display().to_string(),
+                    bytes: d.bytes,
+                    blake3: d.blake3,
+                }
+            })
+            .collect();
+        inputs.sort_by(|a, b| a.path.cmp(&b.path));
+        inputs.dedup_by(|a, b| a.path == b.path);
+        routeval_report::Provenance {
+            command_line: call.to_string(),
+            inputs,
+            version: format!("routeval {} (Python package)", env!("CARGO_PKG_VERSION")),
+            date: routeval_views::iso8601(routeval_io::provenance::report_epoch_seconds()),
+        }
+    }
+
+    fn document(&self) -> routeval_report::Document {
+        routeval_views::compare::report_document(
+            &self.report,
+            &self.systems,
+            &self.input_notes,
+            &self.tie_blocks(),
+        )
+    }
+}
+
+#[pymethods]
+impl CompareRender {
+    /// The table `routeval compare --format FORMAT` prints (`text`, `md`, `latex`, `csv`).
+    fn table(&self, format: &str) -> PyResult<String> {
+        use routeval_views::compare::TableFormat;
+        let f = match format {
+            "text" => TableFormat::Text,
+            "md" | "markdown" => TableFormat::Md,
+            "latex" => TableFormat::Latex,
+            "csv" => TableFormat::Csv,
+            other => {
+                return Err(err(format!(
+                    "unknown table format '{other}' (expected text, md, latex or csv)"
+                )));
+            }
+        };
+        routeval_views::compare::render(&self.report, f, &self.tie_blocks()).map_err(err)
+    }
+
+    /// The Markdown report (`routeval compare --html`'s document as Markdown), with `call`
+    /// as the provenance's command line.
+    fn markdown(&self, call: &str) -> String {
+        routeval_views::markdown(&self.document(), self.provenance(call))
+    }
+
+    /// The self-contained HTML report `routeval compare --html` writes, with `call` as the
+    /// provenance's command line.
+    fn html(&self, call: &str) -> PyResult<String> {
+        routeval_views::html(&self.document(), self.provenance(call)).map_err(err)
+    }
 }
 
 fn err(e: impl std::fmt::Display) -> PyErr {
@@ -163,7 +254,10 @@ fn compare_trec_files(
     risk: Vec<f64>,
     names: Vec<(String, String)>,
     ties: bool,
-) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>)> {
+) -> PyResult<(String, Vec<(usize, usize)>, Vec<String>, CompareRender)> {
+    let inputs: Vec<PathBuf> = std::iter::once(qrels_path.clone())
+        .chain(run_paths.iter().cloned())
+        .collect();
     let measure_args: Vec<String> = match measures {
         Some(m) if !m.is_empty() => m,
         _ => DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect(),
@@ -192,7 +286,15 @@ fn compare_trec_files(
     }
     let result = interruptible(
         py,
-        move || -> Result<(ComparisonReport, Vec<String>, Vec<serde_json::Value>), String> {
+        move || -> Result<
+            (
+                ComparisonReport,
+                Vec<String>,
+                Vec<serde_json::Value>,
+                Vec<SystemScores>,
+            ),
+            String,
+        > {
             let read = |p: &Path| {
                 std::fs::read(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
             };
@@ -236,23 +338,32 @@ fn compare_trec_files(
             trec::compared::rename_systems(&mut systems, &names)?;
             let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
             let report = compare_systems(&names, &systems, &copts).map_err(|e| e.to_string())?;
-            Ok((report, notes, tie_views))
+            Ok((report, notes, tie_views, systems))
         },
     )?;
-    let (report, notes, tie_views) = result.map_err(err)?;
+    let (report, notes, tie_views, systems) = result.map_err(err)?;
     let (json, worse) = report_out(&report)?;
-    if !ties {
-        return Ok((json, worse, notes));
-    }
-    let mut v: serde_json::Value = serde_json::from_str(&json).map_err(err)?;
-    if let Some(runs) = v.get_mut("runs").and_then(|r| r.as_array_mut()) {
-        for (run, t) in runs.iter_mut().zip(tie_views) {
-            if let Some(o) = run.as_object_mut() {
-                o.insert("ties".into(), t);
+    let json = if ties {
+        let mut v: serde_json::Value = serde_json::from_str(&json).map_err(err)?;
+        if let Some(runs) = v.get_mut("runs").and_then(|r| r.as_array_mut()) {
+            for (run, t) in runs.iter_mut().zip(&tie_views) {
+                if let Some(o) = run.as_object_mut() {
+                    o.insert("ties".into(), t.clone());
+                }
             }
         }
-    }
-    Ok((v.to_string(), worse, notes))
+        v.to_string()
+    } else {
+        json
+    };
+    let render = CompareRender {
+        report,
+        systems,
+        input_notes: notes.clone(),
+        ties: tie_views,
+        inputs,
+    };
+    Ok((json, worse, notes, render))
 }
 
 /// `routeval_stats::compare_systems` on per-unit scores computed elsewhere: `systems` is
@@ -276,7 +387,7 @@ fn compare_scores(
     all_pairs: bool,
     anova: bool,
     risk: Vec<f64>,
-) -> PyResult<ReportOut> {
+) -> PyResult<(String, Vec<(usize, usize)>, CompareRender)> {
     let copts = compare_options(
         test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk,
     )?;
@@ -300,7 +411,17 @@ fn compare_scores(
             }
         }
     }
-    let report =
-        interruptible(py, move || compare_systems(&measures, &systems, &copts))?.map_err(err)?;
-    report_out(&report)
+    let (report, systems) = interruptible(py, move || {
+        compare_systems(&measures, &systems, &copts).map(|r| (r, systems))
+    })?
+    .map_err(err)?;
+    let (json, worse) = report_out(&report)?;
+    let render = CompareRender {
+        report,
+        systems,
+        input_notes: Vec::new(),
+        ties: Vec::new(),
+        inputs: Vec::new(),
+    };
+    Ok((json, worse, render))
 }

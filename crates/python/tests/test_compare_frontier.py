@@ -224,3 +224,53 @@ def test_compare_report_to_frame_is_the_csv_face(monkeypatch):
     assert c.note == want["note"] and c.ci_degenerate == want["ci_degenerate"]
     row = d.to_frame().iloc[0]
     assert row.note == c.note and row.ci_degenerate == c.ci_degenerate and not row.significant
+
+
+def _without_provenance(html):
+    # The provenance block names the call (a Python call here, the command line there) and
+    # the version (also in the head's generator tag); the body before it is the report.
+    start, cut = html.find("<body"), html.find('<footer id="provenance">')
+    assert 0 < start < cut, "no body or no provenance block"
+    return html[start:cut]
+
+
+def test_compare_report_faces_are_the_cli_faces(monkeypatch, tmp_path):
+    """The table, Markdown and HTML of a Python ComparisonReport are rendered by the CLI's
+    presentation crate from the same typed report: the table equals ``routeval compare``'s
+    stdout in each format, and the HTML report equals ``--html``'s up to the provenance."""
+    monkeypatch.chdir(EXAMPLES)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    args = ("compare/qrels", "compare/base.run", ["compare/better.run", "compare/noisy.run"])
+    r = rc.compare_runs(*args, ["map", "P.10"])
+    text = r.table()
+    assert "12 queries; mean (difference from run a)" in text
+    assert "no results for 1 of 12 judged queries (q003)" in r.to_markdown()
+    html = r.to_html(tmp_path / "r.html")
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == html
+    assert "routeval.compare_runs(" in html
+    for fmt in ("md", "latex", "csv"):
+        assert r.table(fmt) != text
+    with pytest.raises(rc.CompareError, match="unknown table format"):
+        r.table("xlsx")
+    # A degenerate comparison names its reason in every face.
+    d = rc.compare_scores({"base": {"acc": [0.1, 0.2, 0.3]}, "new": {"acc": [0.2, 0.3, 0.4]}})
+    reason = d.runs[1].vs_baseline["acc"].ci_degenerate
+    for face in (d.table(), d.table("md"), d.table("latex"), d.to_markdown()):
+        assert reason in face, face
+    binary = find_cli()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no built routeval binary (set ROUTEVAL_BIN or run cargo build first)")
+        pytest.skip("SKIPPED: no built routeval binary")
+    import subprocess
+
+    cli = [binary, "compare", args[0], args[1], *args[2], "-m", "map", "-m", "P.10"]
+    env = dict(os.environ, SOURCE_DATE_EPOCH="0")
+    for fmt in ("text", "md", "latex", "csv"):
+        out = subprocess.run(cli + ["--format", fmt], cwd=EXAMPLES, capture_output=True,
+                             timeout=300, env=env, check=True)
+        assert out.stdout.decode() == r.table(fmt), fmt
+    out_html = tmp_path / "cli.html"
+    subprocess.run(cli + ["--html", str(out_html)], cwd=EXAMPLES, capture_output=True,
+                   timeout=300, env=env, check=True)
+    assert _without_provenance(out_html.read_text(encoding="utf-8")) == _without_provenance(html)

@@ -10,8 +10,10 @@
   ``routeval.trec``, per-step CRB costs); the first system is the baseline.
 
 Both return a ``ComparisonReport``; ``report.to_dict()`` is exactly what ``routeval compare
---json`` prints (NaN as ``None``), and ``report.significantly_worse()`` is the
-``--fail-if-worse`` gate. Arguments keep the CLI's names and defaults: ``test`` ``"t"``
+--json`` prints (NaN as ``None``), ``report.table(format)`` the table of ``--format
+text|md|latex|csv``, ``report.to_html(path=None)`` / ``report.to_markdown()`` the report of
+``--html`` (rendered from the same typed value by the CLI's presentation crates), and
+``report.significantly_worse()`` is the ``--fail-if-worse`` gate. Arguments keep the CLI's names and defaults: ``test`` ``"t"``
 (scipy.stats.ttest_rel), ``"wilcoxon"`` (scipy.stats.wilcoxon's defaults), ``"fisher"``
 (sign-flip randomization, exact for <= 20 units) or ``"bootstrap"``; ``correction`` ``None`` (= ``"holm"``),
 ``"holm"``, ``"bonferroni"`` or ``"none"`` (statsmodels multipletests); ``ci=0.95`` (``None`` = no
@@ -157,9 +159,11 @@ class ComparisonReport:
     anova: Optional[dict] = None
     _dict: dict = field(default=None, repr=False, compare=False)
     _worse: tuple = field(default=(), repr=False, compare=False)
+    _render: object = field(default=None, repr=False, compare=False)
+    _call: str = field(default="routeval.compare", repr=False, compare=False)
 
     @classmethod
-    def _from_native(cls, text, worse, notes=()):
+    def _from_native(cls, text, worse, notes=(), render=None, call="routeval.compare"):
         d = json.loads(text)
         runs = [
             SystemSummary(
@@ -192,7 +196,35 @@ class ComparisonReport:
             anova=d.get("anova"),
             _dict=d,
             _worse=tuple(worse),
+            _render=render,
+            _call=call,
         )
+
+    def table(self, format="text"):
+        """The table ``routeval compare --format FORMAT`` prints, from the same typed report
+        (``"text"``, ``"md"``, ``"latex"`` or ``"csv"``): run means with their differences and
+        significance letters, the legend, the notes on tests and intervals without evidence,
+        the many-systems blocks."""
+        return self._render.table(str(format))
+
+    def to_markdown(self):
+        """The Markdown report (what ``routeval compare --html`` shows, as Markdown): headline,
+        tables, per-query difference plots' data, notes and a provenance block (the call,
+        each input file's size and blake3, the version, the date: ``$SOURCE_DATE_EPOCH`` when
+        set)."""
+        return self._render.markdown(self._call)
+
+    def to_html(self, path=None):
+        """The self-contained HTML report ``routeval compare --html`` writes (inline SVG
+        plots, no script). Returns the text; with ``path`` also writes it there atomically
+        (a temporary file in the same directory, then a rename)."""
+        text = self._render.html(self._call)
+        if path is not None:
+            _write_atomically(os.fspath(path), text)
+        return text
+
+    def _repr_html_(self):
+        return self._render.html(self._call)
 
     def to_dict(self):
         """The report as ``routeval compare --json`` prints it (a fresh copy)."""
@@ -236,6 +268,28 @@ class ComparisonReport:
     def ok(self):
         """No run is significantly worse than the baseline (the CLI's gate passes)."""
         return not self._worse
+
+
+def _write_atomically(path, text):
+    import tempfile
+
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".routeval-", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _call(name, *args, **kwargs):
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items() if v is not None]
+    return f"routeval.{name}({', '.join(parts)})"
 
 
 MAX_REPLICATES = 10_000_000
@@ -323,7 +377,7 @@ def compare_runs(
         run_paths = [run_paths]
     if isinstance(measures, str):
         measures = [measures]
-    text, worse, notes = _native.compare_trec_files(
+    text, worse, notes, render = _native.compare_trec_files(
         os.fspath(qrels_path),
         [os.fspath(baseline_path)] + [os.fspath(p) for p in run_paths],
         None if measures is None else [str(m) for m in measures],
@@ -337,7 +391,16 @@ def compare_runs(
         names=[(os.fspath(k), str(v)) for k, v in (names or {}).items()],
         ties=bool(ties),
     )
-    return ComparisonReport._from_native(text, worse, notes)
+    call = _call(
+        "compare_runs",
+        os.fspath(qrels_path),
+        os.fspath(baseline_path),
+        [os.fspath(p) for p in run_paths],
+        measures=measures,
+        test=test,
+        ties=ties or None,
+    )
+    return ComparisonReport._from_native(text, worse, notes, render, call)
 
 
 def compare_scores(
@@ -377,11 +440,12 @@ def compare_scores(
             m = [float(means[name][k]) for k in measure_names]
         path = "" if paths is None else str(paths.get(name, ""))
         rows.append((str(name), path, cols, m))
-    text, worse = _native.compare_scores(
+    text, worse, render = _native.compare_scores(
         [str(m) for m in measure_names],
         rows,
         **_test_args(
             test, iterations, seed, correction, alpha, ci, bootstrap, all_pairs, anova, risk
         ),
     )
-    return ComparisonReport._from_native(text, worse)
+    call = _call("compare_scores", {name: "..." for name, _ in systems}, test=test)
+    return ComparisonReport._from_native(text, worse, (), render, call)
