@@ -33,3 +33,12 @@ run_n pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
 echo "same numbers:"
 diff <("$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt" | sort) \
      <(python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt" | sort) && echo "  identical"
+# ranx (Numba), when `python3 -c "import ranx"` works (`pip install ranx`): its parse +
+# evaluate after a warm-up call (JIT compilation not counted), timed inside the process.
+if python3 -c "import ranx" 2>/dev/null; then
+  for _ in $(seq "$N"); do
+    python3 benches/trec_ranx.py "$DATA/qrels.txt" "$DATA/run.txt" 2>&1 >/dev/null | tail -n 1
+  done
+else
+  echo "ranx: not installed (pip install ranx), skipped"
+fi
