@@ -24,6 +24,9 @@ use routeval_core::Tier;
 use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::metrics;
+use routeval_routing_scores::crb::predictions::{
+    parse_command_answer, parse_predictions, parse_tier,
+};
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
 };
@@ -169,117 +172,19 @@ fn warn_all(warnings: &[String]) {
     }
 }
 
-fn parse_tier(s: &str) -> Option<Tier> {
-    Tier::from_name(s).or_else(|| s.parse::<i64>().ok().and_then(Tier::from_id))
-}
-
-/// A JSON object's members in file order, repeated keys kept (a `Value` would silently keep
-/// only the last one).
-struct ObjectEntries(Vec<(String, Value)>);
-
-impl<'de> serde::Deserialize<'de> for ObjectEntries {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = ObjectEntries;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ObjectEntries, A::Error> {
-                let mut out = Vec::new();
-                while let Some(kv) = map.next_entry::<String, Value>()? {
-                    out.push(kv);
-                }
-                Ok(ObjectEntries(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// Load a predictions file: a JSON object `id → entry` or JSONL lines `{"id", "tier_id"|"tier", "usage"?}`.
-/// Also returns the ids in file order (to report those that match no evaluated row).
+/// Load a predictions file (`routeval_routing_scores::crb::predictions::parse_predictions`);
+/// also returns the ids in file order (to report those that match no evaluated row). Repeated
+/// ids are one stderr warning.
 fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure> {
     let name = display_name(path);
-    let bytes = read_input(path)?;
-    let mut pm = PredictionMap::new("predictor error");
-    let mut ids = Vec::new();
-    let bad = |line: Option<usize>, msg: String| match line {
-        Some(l) => Failure::bad_input(format!("{name}:{l}: {msg}")),
-        None => Failure::bad_input(format!("{name}: {msg}")),
-    };
-    let entry = |id: &str, v: &Value| -> Result<Option<TierPrediction>, String> {
-        if let Some(s) = v.as_str() {
-            return parse_tier(s)
-                .map(|t| {
-                    Some(TierPrediction {
-                        tier_id: t.id() as i64,
-                        usage: None,
-                    })
-                })
-                .ok_or_else(|| format!("prediction for {id:?}: unknown tier {s:?}"));
-        }
-        PredictionMap::parse_entry(id, v).map_err(|e| e.to_string())
-    };
-    if let Ok(ObjectEntries(m)) = serde_json::from_slice::<ObjectEntries>(&bytes) {
-        let mut seen = std::collections::HashSet::new();
-        let mut repeated: (usize, Option<String>) = (0, None);
-        for (k, v) in &m {
-            pm.insert(k.clone(), entry(k, v).map_err(|e| bad(None, e))?);
-            if seen.insert(k.as_str()) {
-                ids.push(k.clone());
-            } else {
-                repeated.0 += 1;
-                repeated.1.get_or_insert_with(|| k.clone());
-            }
-        }
-        if let (n, Some(id)) = repeated {
-            eprintln!(
-                "warning: {name}: {n} repeated id(s), first {id}; the last prediction of each id is used"
-            );
-        }
-        return Ok((pm, ids));
+    let p = parse_predictions(&read_input(path)?).map_err(|e| match e.line {
+        Some(l) => Failure::bad_input(format!("{name}:{l}: {e}")),
+        None => Failure::bad_input(format!("{name}: {e}")),
+    })?;
+    if let Some(r) = &p.repeated {
+        eprintln!("warning: {name}: {r}");
     }
-    // Repeated ids: how many, and the first (id, line).
-    let mut seen = std::collections::HashSet::new();
-    let mut repeated: (usize, Option<(String, usize)>) = (0, None);
-    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-        let text = String::from_utf8_lossy(line);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(text.trim())
-            .map_err(|e| bad(Some(i + 1), format!("invalid JSON: {e}")))?;
-        let id = v
-            .get("id")
-            .map(routeval_routing_scores::crb::records::id_key)
-            .ok_or_else(|| bad(Some(i + 1), "line has no \"id\"".into()))?;
-        let t = v
-            .get("tier_id")
-            .or_else(|| v.get("pred_tier_id"))
-            .or_else(|| v.get("tier"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let e = match (&t, v.get("usage")) {
-            (Value::Number(_), Some(u)) => serde_json::json!({"tier_id": t, "usage": u}),
-            _ => t,
-        };
-        pm.insert(id.clone(), entry(&id, &e).map_err(|e| bad(Some(i + 1), e))?);
-        if !seen.insert(id.clone()) {
-            repeated.0 += 1;
-            repeated.1.get_or_insert((id.clone(), i + 1));
-        }
-        ids.push(id);
-    }
-    if let (n, Some((id, line))) = repeated {
-        eprintln!(
-            "warning: {name}: {n} repeated id(s), first {id} at line {line}; the last prediction of each id is used"
-        );
-    }
-    Ok((pm, ids))
+    Ok((p.map, p.ids))
 }
 
 /// The `cmd:` predictor: a persistent child process ([`LineChild`]), one JSON row per line in,
@@ -332,15 +237,17 @@ impl CommandPredictor {
                     i + 1
                 ))
             })?;
-            let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
-                if unreadable {
-                    crate::progress::note(&format!(
-                        "warning: cmd:{}: row {}: {e}; counted as a predictor error",
-                        self.command, id
-                    ));
-                }
-                e
-            });
+            let p = parse_command_answer(answer.trim(), routeval_io::child::clip).map_err(
+                |(e, unreadable)| {
+                    if unreadable {
+                        crate::progress::note(&format!(
+                            "warning: cmd:{}: row {}: {e}; counted as a predictor error",
+                            self.command, id
+                        ));
+                    }
+                    e
+                },
+            );
             if p.is_err() {
                 errors += 1;
                 routeval_core::Progress::status(&bar, &format!("{errors} predictor errors"));
@@ -358,35 +265,6 @@ impl CommandPredictor {
             )));
         }
         Ok(out)
-    }
-}
-
-/// One answer line. `Err((why, false))` = the predictor reported a failure (`null`,
-/// `error: …`); `Err((why, true))` = an unreadable answer (warned about, then also counted as a
-/// predictor error, the reference's semantics for failed predictions).
-fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
-    if let Some(msg) = a.strip_prefix("error:") {
-        return Err((msg.trim().to_string(), false));
-    }
-    if let Some(t) = parse_tier(a) {
-        return Ok(TierPrediction {
-            tier_id: t.id() as i64,
-            usage: None,
-        });
-    }
-    match serde_json::from_str::<Value>(a) {
-        Ok(Value::Null) => Err(("predictor error".into(), false)),
-        Ok(v @ Value::Object(_)) => PredictionMap::parse_entry("", &v)
-            .map_err(|e| (e.problem, true))?
-            .ok_or_else(|| ("predictor error".into(), false)),
-        Ok(Value::Number(n)) if n.as_i64().is_some() => Ok(TierPrediction {
-            tier_id: n.as_i64().unwrap_or(-1),
-            usage: None,
-        }),
-        _ => Err((
-            format!("unreadable answer {:?}", routeval_io::child::clip(a)),
-            true,
-        )),
     }
 }
 

@@ -8,6 +8,7 @@
 //! * [`scores`]: `section_11`, `router_accounting`, `scores_v2`, `by_benchmark` and the eval summary;
 //! * [`resample`]: `scores_v2` on bootstrap samples of whole trajectories (for confidence
 //!   intervals and paired comparisons);
+//! * [`predictions`]: the `file:` predictions file and the `cmd:` answer line, parsed;
 //! * [`metrics`]: `main.metrics` (`CaseMetrics`, `aggregate_routerbench_metrics`,
 //!   `routing_supervision_accuracy`);
 //! * [`sweep`]: one threshold-sweep point (the blocks `crb eval` prints) for a tier assignment;
@@ -17,6 +18,7 @@
 
 pub mod classifier;
 pub mod metrics;
+pub mod predictions;
 pub mod records;
 pub mod resample;
 pub mod scores;
