@@ -23,6 +23,9 @@ use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_r
 use routeval_core::Tier;
 use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
+use routeval_routing_scores::crb::eval::{
+    self, BaselineRun, EvalInput, EvalReport, PublicBank, TokenizerInfo, needed_tiers,
+};
 use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::predictions::{
     parse_command_answer, parse_predictions, parse_tier,
@@ -30,15 +33,12 @@ use routeval_routing_scores::crb::predictions::{
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
 };
-use routeval_routing_scores::crb::resample::{BaselineComparison, ScoresV2Units};
-use routeval_routing_scores::crb::scores::{
-    CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
-};
+use routeval_routing_scores::crb::scores::{CrbMetrics, ScoresV2, Selection, benchmark_counts};
 use routeval_routing_scores::crb::walk::WalkContext;
 use routeval_tier_cost::tokens::{
     EncoderKind, TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -480,14 +480,7 @@ fn eval(a: EvalArgs) -> CmdResult {
     }
     warn_all(&warnings);
     // 4. Tokenizers for the tiers that occur.
-    let mut needed = [false; 4];
-    needed[Tier::High as usize] = true;
-    for r in records.iter().chain(baseline_records.iter().flatten()) {
-        needed[r.gold as usize] = true;
-        if let Some(p) = r.pred() {
-            needed[p as usize] = true;
-        }
-    }
+    let needed = needed_tiers(records.iter().chain(baseline_records.iter().flatten()));
     let toks = load_tier_tokenizers(setup, a.tokenizers.as_deref(), needed)?;
     // 5. Score.
     let m = score_records(&records, &toks, &bank_name, &lines)?;
@@ -495,121 +488,66 @@ fn eval(a: EvalArgs) -> CmdResult {
         None => None,
         Some(b) => Some(score_records(b, &toks, &bank_name, &lines)?),
     };
-    let sel = Selection {
-        shard: bank_name.clone(),
-        sample_mode: sample_mode.into(),
-        seed: seed_value(a.seed),
-        quotas,
-        benchmark_counts: counts,
-    };
-    // --ci: whole trajectories resampled within each benchmark; seeded by --seed (mod 2^64).
-    let units = ScoresV2Units::from_walk(&records, &m.steps);
-    let intervals =
-        a.ci.ci_level
-            .map(|level| units.intervals(level, a.ci.replicates(), a.seed as u64));
-    // --baseline-predictor: paired trajectory bootstrap of the deltas, McNemar on case pass.
-    let comparison = match (&baseline_records, &baseline) {
-        (Some(brecs), Some(bm)) => {
-            let level = a.ci.ci_level.unwrap_or(0.95);
-            let bunits = ScoresV2Units::from_walk(brecs, &bm.steps);
-            let deltas = units
-                .compare(&bunits, level, a.ci.replicates(), a.seed as u64)
-                .ok_or_else(|| {
-                    Failure::bad_input("--baseline-predictor: the trajectories differ")
-                })?;
-            let mcnemar =
-                routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
-                    .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
-            Some(BaselineComparison {
-                predictor: a.baseline_predictor.clone().unwrap_or_default(),
-                level,
-                replicates: a.ci.replicates(),
-                seed: a.seed as u64,
-                deltas,
-                mcnemar,
-                rows: records.len() as u64,
-            })
-        }
-        _ => None,
-    };
-    let mut summary = build_summary(&a.predictor, &sel, &mut records, &m, None, a.json);
-    let names = toks.encoder_names();
-    let mut enc = Map::new();
-    for t in Tier::ALL {
-        enc.insert(t.name().into(), Value::String(names[t as usize].clone()));
-    }
-    if let Some(p) = &choice.public {
-        summary.insert(
-            "routeval_bank".into(),
-            serde_json::json!({"public": p, "bank": bank_name, "manifest": choice.manifest.as_deref().map(display_name)}),
-        );
-    }
-    summary.insert(
-        "routeval_tokenizers".into(),
-        serde_json::json!({"setup": setup.name(), "encoders": enc, "fallbacks": toks.fallbacks}),
-    );
-    if let Some(iv) = &intervals {
-        summary.insert("ci".into(), crate::ci::to_json(iv));
-    }
-    if let Some(c) = &comparison {
-        summary.insert(
-            "baseline".into(),
-            serde_json::to_value(c).unwrap_or_default(),
-        );
-    }
-    let table = routeval_routing_scores::crb::table::EvalTable::new(
-        &a.predictor,
+    let report = eval::assemble(EvalInput {
+        predictor: &a.predictor,
+        bank: bank_name.clone(),
+        selection: Selection {
+            shard: bank_name.clone(),
+            sample_mode: sample_mode.into(),
+            seed: seed_value(a.seed),
+            quotas,
+            benchmark_counts: counts,
+        },
         sample_mode,
-        records.len() as u64,
-        records.iter().filter(|r| r.is_error()).count() as u64,
-        &m,
-    )
-    .with_tokenizers(setup.name(), &toks.fallbacks)
-    .with_public_bank(choice.public.as_deref());
+        records,
+        metrics: m,
+        include_rows: a.json,
+        public: choice.public.as_ref().map(|p| PublicBank {
+            public: p.clone(),
+            bank: bank_name.clone(),
+            manifest: choice.manifest.as_deref().map(display_name),
+        }),
+        tokenizers: TokenizerInfo {
+            setup: setup.name().to_string(),
+            encoders: toks.encoder_names(),
+            fallbacks: toks.fallbacks.clone(),
+        },
+        ci_level: a.ci.ci_level,
+        replicates: a.ci.replicates(),
+        // --seed also seeds the bootstrap (mod 2^64).
+        seed: a.seed as u64,
+        baseline: baseline_records
+            .as_deref()
+            .zip(baseline.as_ref())
+            .map(|(records, metrics)| BaselineRun {
+                spec: a.baseline_predictor.as_deref().unwrap_or_default(),
+                records,
+                metrics,
+            }),
+    })
+    .map_err(|e| Failure::bad_input(format!("--baseline-predictor: {e}")))?;
+    render_eval(&a, &report, &bank_path)?;
+    a.gates.apply(&report.metrics.scores_v2)
+}
+
+/// Print (and write) the faces of one run: the table, `--json`, `--format md`, `--html`
+/// (`routeval_views::crb::{eval_text, eval_json, eval_report_document}`).
+fn render_eval(a: &EvalArgs, report: &EvalReport, bank_path: &Path) -> Result<(), Failure> {
     let md = a.format == crate::report::TextFormat::Md;
-    let report = (md || a.html.html.is_some()).then(|| {
-        let mut doc = routeval_views::crb::eval_document(
-            &m,
-            &records,
-            &a.predictor,
-            &bank_name,
-            intervals.as_ref(),
-            &table.tokenizers,
-            &toks.fallbacks,
-        );
-        // The same block the table prints under it and --json holds as "baseline".
-        if let Some(c) = &comparison {
-            doc.sections.push(routeval_views::crb::baseline_section(c));
-        }
-        doc
-    });
-    let stdin_used = crate::report::uses_stdin([bank_path.as_path()]);
-    if let Some(doc) = &report {
+    let doc =
+        (md || a.html.html.is_some()).then(|| routeval_views::crb::eval_report_document(report));
+    let stdin_used = crate::report::uses_stdin([bank_path]);
+    if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
     let out = if a.json {
-        let s = serde_json::to_string(&Value::Object(summary))
-            .map_err(|e| Failure::bad_input(e.to_string()))?;
-        // The rows' messages keep integers beyond 64 bits as they came in.
-        let mut s = routeval_core::py::unmark_big_ints(&s).into_owned();
-        s.push('\n');
-        s
-    } else if let (true, Some(doc)) = (md, &report) {
+        routeval_views::crb::eval_json(report).map_err(|e| Failure::bad_input(e.to_string()))?
+    } else if let (true, Some(doc)) = (md, &doc) {
         crate::report::markdown(doc, stdin_used)
     } else {
-        let mut t = table.render_text();
-        if let Some(iv) = &intervals {
-            t.push('\n');
-            t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));
-        }
-        if let Some(c) = &comparison {
-            t.push('\n');
-            t.push_str(&routeval_views::crb::baseline_text(c));
-        }
-        t
+        routeval_views::crb::eval_text(report)
     };
-    emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(&m.scores_v2)
+    emit(a.output.as_ref(), out.as_bytes())
 }
 
 /// `CrbMetrics` of evaluated records (the walk over every trajectory); a walk error names the

@@ -13,10 +13,13 @@
 //!   `routing_supervision_accuracy`);
 //! * [`sweep`]: one threshold-sweep point (the blocks `crb eval` prints) for a tier assignment;
 //! * [`table`]: the `crb eval` summary table as a typed value ([`table::EvalTable`]);
+//! * [`eval`]: one `crb eval` run as a typed report ([`eval::EvalReport`]: summary, table,
+//!   intervals, baseline comparison);
 //! * [`classifier`]: the pure parts of the reference's OpenAI-compatible digit classifier
 //!   (prompt linearisation, request body, reply parsing).
 
 pub mod classifier;
+pub mod eval;
 pub mod metrics;
 pub mod predictions;
 pub mod records;
