@@ -23,15 +23,16 @@ use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_r
 use routeval_core::Tier;
 use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
+use routeval_routing_scores::crb::cases::aggregate_cases;
 use routeval_routing_scores::crb::eval::{
     self, BaselineRun, EvalInput, EvalReport, PublicBank, TokenizerInfo, needed_tiers,
 };
-use routeval_routing_scores::crb::metrics;
 use routeval_routing_scores::crb::predictions::{
     parse_command_answer, parse_predictions, parse_tier,
 };
 use routeval_routing_scores::crb::records::{
-    ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
+    ConstantPredictor, EvalRecord, GoldPredictor, PredictionMap, TierPrediction, TierPredictor,
+    make_record,
 };
 use routeval_routing_scores::crb::scores::{CrbMetrics, ScoresV2, Selection, benchmark_counts};
 use routeval_routing_scores::crb::walk::WalkContext;
@@ -374,7 +375,8 @@ fn predictor_error_summary(
     ))
 }
 
-fn eval(a: EvalArgs) -> CmdResult {
+/// The flag checks of `crb eval` before any row is read; returns the tokenizer setup.
+fn check_eval_args(a: &EvalArgs) -> Result<TokenizerSetup, Failure> {
     // --seed also seeds the sample, so only --bootstrap is refused without --ci.
     a.ci.check_used(
         false,
@@ -384,24 +386,15 @@ fn eval(a: EvalArgs) -> CmdResult {
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = check_tokenizer_args(&a.tokenizer_setup, a.tokenizers.as_deref())?;
     crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
+    Ok(setup)
+}
+
+fn eval(a: EvalArgs) -> CmdResult {
+    let setup = check_eval_args(&a)?;
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
     let bank_name = display_name(&bank_path);
-    // The query is compiled before any row is read, so a bad query fails fast.
-    let where_query = match &a.where_ {
-        None => None,
-        Some(text) => {
-            let omk: OnMissingKey = a
-                .on_missing_key
-                .as_deref()
-                .unwrap_or("skip")
-                .parse()
-                .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
-            let q =
-                Query::parse_str(text).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
-            Some((q, omk))
-        }
-    };
+    let where_query = where_query(&a)?;
     // 1. Select rows.
     let (rows, sample_mode, quotas) = select_bank_rows(
         &bank_path,
@@ -412,72 +405,19 @@ fn eval(a: EvalArgs) -> CmdResult {
         where_query.as_ref(),
     )?;
     // 2. Validate (reference order: per row, before prediction).
-    let mut warnings = Vec::new();
-    let mut checked = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let c = check_row(r, &bank_name)?;
-        warnings.extend(c.warnings.iter().cloned());
-        checked.push(c);
-    }
-    warnings.extend(duplicate_step_warnings(&rows, &bank_name));
+    let (checked, mut warnings) = check_rows(&rows, &bank_name)?;
     // 3. Predict.
-    let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
-    let predictions = predict(
-        "--predictor",
-        &a.predictor,
-        &a,
-        &values,
-        &checked,
-        &rows,
-        &mut warnings,
-    )?;
-    let baseline_predictions = match &a.baseline_predictor {
-        None => None,
-        Some(spec) => Some(predict(
-            "--baseline-predictor",
-            spec,
-            &a,
-            &values,
-            &checked,
-            &rows,
-            &mut warnings,
-        )?),
-    };
-    drop(values);
-    // The baseline's records: the same rows (cloned) with its predictions.
-    let baseline_records = match baseline_predictions {
-        None => None,
-        Some(preds) => {
-            let spec = a.baseline_predictor.as_deref().unwrap_or_default();
-            let mut recs = Vec::with_capacity(rows.len());
-            for ((row, c), p) in rows.iter().zip(&checked).zip(preds) {
-                let gold = Tier::from_id(c.gold).expect("checked range");
-                let rec = make_record(
-                    row.value.clone(),
-                    c.id.clone(),
-                    c.benchmark.clone(),
-                    gold,
-                    p,
-                )
-                .map_err(|e| {
-                    Failure::bad_input(format!("{bank_name}:{}: {e} (from {spec})", row.line))
-                })?;
-                recs.push(rec);
-            }
-            Some(recs)
-        }
-    };
+    let (predictions, baseline_predictions) = predict_all(&a, &rows, &checked, &mut warnings)?;
     let counts = benchmark_counts(checked.iter().map(|c| c.benchmark.as_str()));
-    let mut records = Vec::with_capacity(rows.len());
     let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
-    for ((row, c), p) in rows.into_iter().zip(checked).zip(predictions) {
-        let line = row.line;
-        let gold = Tier::from_id(c.gold).expect("checked range");
-        let rec = make_record(row.value, c.id, c.benchmark, gold, p).map_err(|e| {
-            Failure::bad_input(format!("{bank_name}:{line}: {e} (from {})", a.predictor))
-        })?;
-        records.push(rec);
-    }
+    let (records, baseline_records) = records_all(
+        &a,
+        rows,
+        &checked,
+        predictions,
+        baseline_predictions,
+        &bank_name,
+    )?;
     warn_all(&warnings);
     // 4. Tokenizers for the tiers that occur.
     let needed = needed_tiers(records.iter().chain(baseline_records.iter().flatten()));
@@ -510,7 +450,7 @@ fn eval(a: EvalArgs) -> CmdResult {
         tokenizers: TokenizerInfo {
             setup: setup.name().to_string(),
             encoders: toks.encoder_names(),
-            fallbacks: toks.fallbacks.clone(),
+            fallbacks: toks.fallbacks,
         },
         ci_level: a.ci.ci_level,
         replicates: a.ci.replicates(),
@@ -550,10 +490,127 @@ fn render_eval(a: &EvalArgs, report: &EvalReport, bank_path: &Path) -> Result<()
     emit(a.output.as_ref(), out.as_bytes())
 }
 
+/// One prediction (or the predictor's error) per row, in row order.
+type Predictions = Vec<Result<TierPrediction, String>>;
+
+/// Check every selected row (reference order: per row, before prediction); returns the
+/// checked rows and the warnings (the rows', then duplicate steps').
+fn check_rows(
+    rows: &[BankRow],
+    bank_name: &str,
+) -> Result<(Vec<CheckedRow>, Vec<String>), Failure> {
+    let mut warnings = Vec::new();
+    let mut checked = Vec::with_capacity(rows.len());
+    for r in rows {
+        let c = check_row(r, bank_name)?;
+        warnings.extend(c.warnings.iter().cloned());
+        checked.push(c);
+    }
+    warnings.extend(duplicate_step_warnings(rows, bank_name));
+    Ok((checked, warnings))
+}
+
+/// The predictions of `--predictor` and of `--baseline-predictor` (when given) on the rows.
+fn predict_all(
+    a: &EvalArgs,
+    rows: &[BankRow],
+    checked: &[CheckedRow],
+    warnings: &mut Vec<String>,
+) -> Result<(Predictions, Option<Predictions>), Failure> {
+    let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
+    let run = predict(
+        "--predictor",
+        &a.predictor,
+        a,
+        &values,
+        checked,
+        rows,
+        warnings,
+    )?;
+    let baseline = match &a.baseline_predictor {
+        None => None,
+        Some(spec) => Some(predict(
+            "--baseline-predictor",
+            spec,
+            a,
+            &values,
+            checked,
+            rows,
+            warnings,
+        )?),
+    };
+    Ok((run, baseline))
+}
+
+/// The records of the run and of the baseline (the same rows, cloned, with its predictions).
+fn records_all(
+    a: &EvalArgs,
+    rows: Vec<BankRow>,
+    checked: &[CheckedRow],
+    predictions: Predictions,
+    baseline_predictions: Option<Predictions>,
+    bank_name: &str,
+) -> Result<(Vec<EvalRecord>, Option<Vec<EvalRecord>>), Failure> {
+    // The baseline's records: the same rows (cloned) with its predictions.
+    let baseline_records = match baseline_predictions {
+        None => None,
+        Some(preds) => Some(records_of(
+            rows.iter()
+                .zip(checked)
+                .map(|(r, c)| (r.value.clone(), c, r.line)),
+            preds,
+            a.baseline_predictor.as_deref().unwrap_or_default(),
+            bank_name,
+        )?),
+    };
+    let records = records_of(
+        rows.into_iter()
+            .zip(checked)
+            .map(|(r, c)| (r.value, c, r.line)),
+        predictions,
+        &a.predictor,
+        bank_name,
+    )?;
+    Ok((records, baseline_records))
+}
+
+/// `--where JSON` (with `--on-missing-key`), compiled before any row is read, so a bad query
+/// fails fast.
+fn where_query(a: &EvalArgs) -> Result<Option<(Query, OnMissingKey)>, Failure> {
+    let Some(text) = &a.where_ else {
+        return Ok(None);
+    };
+    let omk: OnMissingKey = a
+        .on_missing_key
+        .as_deref()
+        .unwrap_or("skip")
+        .parse()
+        .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
+    let q = Query::parse_str(text).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
+    Ok(Some((q, omk)))
+}
+
+/// The evaluation records of `(row value, checked row, bank line)` with the predictions of
+/// `spec`; a bad prediction names the bank line and the spec.
+fn records_of<'a>(
+    rows: impl Iterator<Item = (Value, &'a CheckedRow, u64)>,
+    predictions: Vec<Result<TierPrediction, String>>,
+    spec: &str,
+    bank_name: &str,
+) -> Result<Vec<EvalRecord>, Failure> {
+    rows.zip(predictions)
+        .map(|((value, c, line), p)| {
+            let gold = Tier::from_id(c.gold).expect("checked range");
+            make_record(value, c.id.clone(), c.benchmark.clone(), gold, p)
+                .map_err(|e| Failure::bad_input(format!("{bank_name}:{line}: {e} (from {spec})")))
+        })
+        .collect()
+}
+
 /// `CrbMetrics` of evaluated records (the walk over every trajectory); a walk error names the
 /// bank line and row id.
 fn score_records(
-    records: &[routeval_routing_scores::crb::records::EvalRecord],
+    records: &[EvalRecord],
     toks: &routeval_tier_cost::tokens::TierTokenizers,
     bank_name: &str,
     lines: &[u64],
@@ -662,67 +719,15 @@ fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
     routeval_sweep::crb::duplicate_step_warnings(rows, source)
 }
 
-/// 1-based line of `part` (a sub-slice of `text`) in `text`.
-fn line_of(text: &str, part: &str) -> usize {
-    let at = (part.as_ptr() as usize)
-        .saturating_sub(text.as_ptr() as usize)
-        .min(text.len());
-    1 + text.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-}
-
 fn metrics_cmd(a: MetricsArgs) -> CmdResult {
-    use serde_json::value::RawValue;
     let name = display_name(&a.cases);
     let bytes = read_input(&a.cases)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| Failure::bad_input(format!("{name}: not UTF-8: {e}")))?;
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Failure::bad_input(format!("{name}:{}: invalid JSON: {e}", e.line())))?;
-    let Value::Array(items) = v else {
-        return Err(Failure::bad_input(format!(
-            "{name}: cases file must be a JSON array"
-        )));
-    };
-    // The same array as raw slices of the text, for each case's (and field's) line.
-    let raw: Vec<&RawValue> = serde_json::from_str(text)
-        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))?;
-    let at = |i: usize, key: Option<&str>| -> String {
-        let Some(r) = raw.get(i) else {
-            return name.clone();
-        };
-        let field = key.and_then(|k| {
-            serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(r.get())
-                .ok()?
-                .get(k)
-                .map(|f| f.get())
-        });
-        format!("{name}:{}", line_of(text, field.unwrap_or(r.get())))
-    };
-    let fail = |i: usize, e: metrics::MetricsError| {
-        let key = match &e {
-            metrics::MetricsError::CostNotNumber { key, .. } => Some(*key),
-            _ => None,
-        };
-        Failure::bad_input(format!("{}: case {i}: {e}", at(i, key)))
-    };
-    if items.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "{name}: cases must be non-empty"
-        )));
-    }
-    // The reference's order: every case is read first, then the passed ones are costed.
-    let mut cases = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        cases.push(metrics::case_metrics_from_value(item).map_err(|e| fail(i, e))?);
-    }
-    let mut agg = metrics::RouterbenchAggregate::default();
-    for (i, c) in cases.iter().enumerate() {
-        agg.add(c).map_err(|e| fail(i, e))?;
-    }
-    let agg = agg.to_json(a.cap_cost_score_at_100);
+    let agg = aggregate_cases(text, a.cap_cost_score_at_100).map_err(|e| match e.line {
+        Some(l) => Failure::bad_input(format!("{name}:{l}: {e}")),
+        None => Failure::bad_input(format!("{name}: {e}")),
+    })?;
     let out = if a.json {
         serde_json::to_string(&agg)
     } else {

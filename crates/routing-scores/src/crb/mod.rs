@@ -15,9 +15,11 @@
 //! * [`table`]: the `crb eval` summary table as a typed value ([`table::EvalTable`]);
 //! * [`eval`]: one `crb eval` run as a typed report ([`eval::EvalReport`]: summary, table,
 //!   intervals, baseline comparison);
+//! * [`cases`]: `crb metrics --cases FILE` (the cases file's text in, errors with lines);
 //! * [`classifier`]: the pure parts of the reference's OpenAI-compatible digit classifier
 //!   (prompt linearisation, request body, reply parsing).
 
+pub mod cases;
 pub mod classifier;
 pub mod eval;
 pub mod metrics;
