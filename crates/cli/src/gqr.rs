@@ -232,12 +232,14 @@ impl Data {
     }
 }
 
-fn export(a: ExportArgs) -> CmdResult {
-    let version = match (&a.legacy_version, a.data_version) {
+/// `--data-version`, or the deprecated `--version VERSION` (a stderr note); `None` when
+/// `--version` alone asked for the binary's version (printed here).
+fn data_version(a: &ExportArgs) -> Result<Option<Version>, Failure> {
+    let v = match (&a.legacy_version, a.data_version) {
         (Some(None), _) => {
             // `--version` with no value: the universal flag.
             println!("routeval-gqr-export {}", env!("CARGO_PKG_VERSION"));
-            return Ok(EXIT_OK);
+            return Ok(None);
         }
         (Some(Some(_)), Some(_)) => {
             return Err(Failure::bad_input(
@@ -257,6 +259,48 @@ fn export(a: ExportArgs) -> CmdResult {
             parsed
         }
         (None, v) => v.unwrap_or(Version::V1),
+    };
+    Ok(Some(v))
+}
+
+/// The OOD and unseen splits are built from whatever sets are present: one stderr warning
+/// per exported split naming the sets that are not.
+fn warn_absent_sets(data: &Data, names: &[&str]) {
+    for (split, sets, what) in [
+        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
+        (
+            "unseen_id",
+            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "GQR-unseen sets",
+        ),
+    ] {
+        if !names.contains(&split) {
+            continue;
+        }
+        let rows = data.splits.get(split);
+        let absent: Vec<&str> = sets
+            .iter()
+            .copied()
+            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
+            .collect();
+        if !absent.is_empty() {
+            eprintln!(
+                "gqr export: warning: {} of {} {what} missing: {}",
+                absent.len(),
+                sets.len(),
+                absent
+                    .iter()
+                    .map(|s| s.trim_end())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+}
+
+fn export(a: ExportArgs) -> CmdResult {
+    let Some(version) = data_version(&a)? else {
+        return Ok(EXIT_OK);
     };
     let Some(split) = a.split else {
         return Err(Failure::bad_input(
@@ -295,37 +339,7 @@ fn export(a: ExportArgs) -> CmdResult {
     }
     emit(a.output.as_ref(), &out)?;
     eprintln!("gqr export: {n} rows from {}", data.origin);
-    // The OOD and unseen splits are built from whatever sets are present: say which are not.
-    for (split, sets, what) in [
-        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
-        (
-            "unseen_id",
-            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
-            "GQR-unseen sets",
-        ),
-    ] {
-        if !names.contains(&split) {
-            continue;
-        }
-        let rows = data.splits.get(split);
-        let absent: Vec<&str> = sets
-            .iter()
-            .copied()
-            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
-            .collect();
-        if !absent.is_empty() {
-            eprintln!(
-                "gqr export: warning: {} of {} {what} missing: {}",
-                absent.len(),
-                sets.len(),
-                absent
-                    .iter()
-                    .map(|s| s.trim_end())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
+    warn_absent_sets(&data, &names);
     if a.json {
         let summary = json!({
             "split": <Split as clap::ValueEnum>::to_possible_value(&split)
