@@ -932,24 +932,6 @@ fn many_systems(doc: &mut Document, report: &ComparisonReport, systems: &[System
     doc.sections.push(sec);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn letters_continue_past_z() {
-        assert_eq!(letter(0), "a");
-        assert_eq!(letter(25), "z");
-        assert_eq!(letter(26), "aa");
-        assert_eq!(letter(27), "ab");
-    }
-
-    #[test]
-    fn latex_escapes_specials() {
-        assert_eq!(latex_escape("P_10 & 5%"), "P\\_10 \\& 5\\%");
-    }
-}
-
 /// `compare --json`: the report as compact JSON and a newline; with tie sensitivity
 /// (`ties`: one block per run, in run order) each run object gains `"ties"`.
 ///
@@ -1016,4 +998,22 @@ pub fn worse_lines(report: &ComparisonReport) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn letters_continue_past_z() {
+        assert_eq!(letter(0), "a");
+        assert_eq!(letter(25), "z");
+        assert_eq!(letter(26), "aa");
+        assert_eq!(letter(27), "ab");
+    }
+
+    #[test]
+    fn latex_escapes_specials() {
+        assert_eq!(latex_escape("P_10 & 5%"), "P\\_10 \\& 5\\%");
+    }
 }
