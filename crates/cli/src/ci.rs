@@ -1,10 +1,10 @@
 //! `--ci LEVEL --bootstrap N` (and each subcommand's `--seed`): percentile bootstrap
 //! confidence intervals on the headline numbers of `trec`, `rag`, `crb eval` and `gqr score`.
 //! The intervals are computed by the library crates (typed `routeval_stats::Intervals`);
-//! this module is the flags and the text rendering.
+//! this module is the flags (the renderings are `routeval_views::{intervals_text,
+//! intervals_json}`).
 
 use crate::common::Failure;
-use routeval_stats::Intervals;
 
 /// The most bootstrap replicates (or Monte Carlo iterations) any subcommand accepts: 10^7.
 pub(crate) const MAX_REPLICATES: u64 = 10_000_000;
@@ -78,43 +78,14 @@ pub(crate) fn parse_level(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) use routeval_views::level_label;
-
-/// The text block printed under a table: a header naming the level, replicates, seed and
-/// units, then one `name  [lo, hi]` line per metric (`fmt` formats a bound), followed by
-/// `(degenerate: reason)` for an interval that is no confidence statement
-/// ([`routeval_stats::BootstrapCi::degenerate`]).
-pub(crate) fn render_text(iv: &Intervals, fmt: impl Fn(f64) -> String) -> String {
-    let mut s = format!(
-        "{} bootstrap confidence intervals ({} replicates over {}, seed {}):\n",
-        level_label(iv.level),
-        iv.replicates,
-        iv.units,
-        iv.seed
-    );
-    for (name, ci) in &iv.intervals {
-        let mut body = if ci.low.is_finite() && ci.high.is_finite() {
-            format!("[{}, {}]", fmt(ci.low), fmt(ci.high))
-        } else {
-            "n/a".to_string()
-        };
-        if let Some(d) = ci.degenerate() {
-            body.push_str(&format!("  ({d})"));
-        }
-        s.push_str(&format!("  {name:<30} {body}\n"));
-    }
-    s
-}
-
-/// The JSON value of an intervals block (`{"level", "replicates", "seed", "units",
-/// "intervals": {metric: [lo, hi] | null}}`).
-pub(crate) fn to_json(iv: &Intervals) -> serde_json::Value {
-    serde_json::to_value(iv).unwrap_or(serde_json::Value::Null)
-}
+/// The `--ci` text block under a table (`routeval_views::intervals_text`) and its `--json`
+/// value (`routeval_views::intervals_json`).
+pub(crate) use routeval_views::{intervals_json as to_json, intervals_text as render_text};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use routeval_views::level_label;
 
     #[test]
     fn levels() {

@@ -238,25 +238,7 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         per_query: true,
         ties: args.ties,
     };
-    if let (TestArg::Family(f), Some(c)) = (args.test, args.correction) {
-        return Err(Failure::bad_input(format!(
-            "--correction {c} does not apply to --test {}: its p-values already control the family-wise error over every pair of runs",
-            f.name()
-        )));
-    }
-    let n_runs = 1 + args.runs.len();
-    if n_runs < 3 {
-        let what = match args.test {
-            TestArg::Family(f) => Some(format!("--test {}", f.name())),
-            TestArg::Paired(_) if args.anova => Some("--anova".to_string()),
-            TestArg::Paired(_) => None,
-        };
-        if let Some(what) = what {
-            return Err(Failure::bad_input(format!(
-                "{what} needs at least 3 runs (the baseline and two others), got {n_runs}; with two runs use a paired test (--test t, wilcoxon, fisher or bootstrap)"
-            )));
-        }
-    }
+    check_test_flags(&args)?;
     let mut paths: Vec<&PathBuf> = vec![&args.baseline];
     paths.extend(args.runs.iter());
     let stdin_uses = std::iter::once(&args.qrels)
@@ -267,40 +249,10 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         return Err(Failure::bad_input("only one input can be stdin ('-')"));
     }
     crate::report::check_outputs(&args.html, &[("-o", args.output.as_deref())])?;
-    let qrels_name = common::display_name(&args.qrels);
-    let qrels = Qrels::from_bytes(&read_all(&args.qrels)?, &qrels_name)?;
-    let mut systems: Vec<SystemScores> = Vec::with_capacity(paths.len());
-    let mut tags: Vec<String> = Vec::with_capacity(paths.len());
-    // Printed once every input is read, so a bad input still gives exactly one stderr line.
-    let mut notes: Vec<String> = Vec::new();
-    let mut ties: Vec<serde_json::Value> = Vec::new();
-    for path in &paths {
-        let name = common::display_name(path);
-        let bytes = read_all(path)?;
-        let ev = {
-            let bar = crate::progress::Bar::new();
-            trec::evaluate_bytes_with_progress(&qrels, &bytes, &name, &opts, &qrels_name, &bar)?
-        };
-        drop(bytes);
-        if args.ties {
-            ties.push(crate::trec::ties_json(&ev)?);
-        }
-        notes.extend(trec::compared::run_only_note(&name, &ev));
-        trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)
-            .map_err(Failure::bad_input)?;
-        notes.extend(trec::compared::missing_results_note(
-            &name,
-            &ev,
-            qrels.len(),
-        ));
-        let path = path.display().to_string();
-        let system = trec::compared::system_scores(&ev, &values, qrels.len(), &name, &path)
-            .map_err(Failure::bad_input)?;
-        tags.push(String::from_utf8_lossy(&ev.runid).into_owned());
-        systems.push(system);
-    }
+    let inputs = read_systems(&args, &paths, &values, &opts)?;
+    let mut systems = inputs.systems;
     // Names: run tags, the file stem where tags repeat.
-    trec::compared::name_systems(&mut systems, &tags);
+    trec::compared::name_systems(&mut systems, &inputs.tags);
     trec::compared::rename_systems(&mut systems, &args.names).map_err(Failure::bad_input)?;
     let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
     let (test, family) = match args.test {
@@ -321,80 +273,132 @@ pub(crate) fn run(args: CompareArgs) -> CmdResult {
         all_pairs: args.all_pairs,
     };
     let report = compare_systems(&names, &systems, &copts).map_err(Failure::bad_input)?;
-    for n in &notes {
+    for n in &inputs.notes {
         eprintln!("{n}");
     }
     for n in &report.notes {
         eprintln!("note: {n}");
     }
-    let tie_blocks: Vec<views::ExtraBlock> = if args.ties {
-        vec![views::tie_block(&report, &ties)]
-    } else {
-        Vec::new()
-    };
-    if args.html.html.is_some() {
-        let mut doc = views::document(&report, &systems);
-        views::push_blocks(&mut doc, "Tie sensitivity", &tie_blocks);
-        // The inputs' notes first, then the document's own (tests and intervals without
-        // evidence behind them: they were overwritten here before), then the report's.
-        let own = std::mem::take(&mut doc.notes);
-        doc.notes.clone_from(&notes);
-        doc.notes.extend(own);
-        doc.notes
-            .extend(report.notes.iter().map(|n| format!("note: {n}")));
-        let stdin_used = crate::report::uses_stdin(
-            std::iter::once(args.qrels.as_path()).chain(args.runs.iter().map(PathBuf::as_path)),
-        );
-        crate::report::write_html(&args.html, &doc, stdin_used)?;
-    }
-    let out = if args.json {
-        let mut v = if args.ties {
-            serde_json::to_value(&report).and_then(|mut j| {
-                if let Some(runs) = j.get_mut("runs").and_then(|r| r.as_array_mut()) {
-                    for (run, t) in runs.iter_mut().zip(ties) {
-                        if let Some(o) = run.as_object_mut() {
-                            o.insert("ties".into(), t);
-                        }
-                    }
-                }
-                serde_json::to_vec(&j)
-            })
-        } else {
-            serde_json::to_vec(&report)
-        }
-        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
-        v.push(b'\n');
-        v
-    } else {
-        views::render(&report, args.format.into(), &tie_blocks)
-            .map_err(|e| Failure::bad_input(e.to_string()))?
-            .into_bytes()
-    };
-    common::emit(args.output.as_ref(), &out)?;
+    render(&args, &report, &systems, &inputs.notes, inputs.ties)?;
     if args.fail_if_worse {
-        let worse = report.significantly_worse();
-        for &(r, m) in &worse {
-            let c = &report.runs[r]
-                .vs_baseline
-                .as_ref()
-                .expect("run has comparisons")[m];
-            eprintln!(
-                "fail: {} is significantly worse than {} on {}: delta {:+.4}, p_adjusted {} ({}, {}, alpha {})",
-                report.runs[r].name,
-                report.runs[0].name,
-                report.measures[m],
-                c.delta,
-                views::fmt_p(c.p_adjusted),
-                report.test_name(),
-                report.correction_name(),
-                report.alpha
-            );
+        let worse = views::worse_lines(&report);
+        for line in &worse {
+            eprintln!("{line}");
         }
         if !worse.is_empty() {
             return Ok(common::EXIT_STRICT);
         }
     }
     Ok(common::EXIT_OK)
+}
+
+/// `--correction` with a family test, and a family test or `--anova` with fewer than 3 runs:
+/// usage errors.
+fn check_test_flags(args: &CompareArgs) -> Result<(), Failure> {
+    if let (TestArg::Family(f), Some(c)) = (args.test, args.correction) {
+        return Err(Failure::bad_input(format!(
+            "--correction {c} does not apply to --test {}: its p-values already control the family-wise error over every pair of runs",
+            f.name()
+        )));
+    }
+    let n_runs = 1 + args.runs.len();
+    if n_runs < 3 {
+        let what = match args.test {
+            TestArg::Family(f) => Some(format!("--test {}", f.name())),
+            TestArg::Paired(_) if args.anova => Some("--anova".to_string()),
+            TestArg::Paired(_) => None,
+        };
+        if let Some(what) = what {
+            return Err(Failure::bad_input(format!(
+                "{what} needs at least 3 runs (the baseline and two others), got {n_runs}; with two runs use a paired test (--test t, wilcoxon, fisher or bootstrap)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The evaluated inputs of `compare`: per run its scores and tag, the inputs' notes (printed
+/// once every input is read, so a bad input still gives exactly one stderr line) and, with
+/// `--ties`, each run's tie-sensitivity block.
+struct Inputs {
+    systems: Vec<SystemScores>,
+    tags: Vec<String>,
+    notes: Vec<String>,
+    ties: Option<Vec<serde_json::Value>>,
+}
+
+/// Read the qrels and evaluate every run (`paths`: the baseline first).
+fn read_systems(
+    args: &CompareArgs,
+    paths: &[&PathBuf],
+    values: &[trec::compared::ComparedValue],
+    opts: &EvalOptions,
+) -> Result<Inputs, Failure> {
+    let qrels_name = common::display_name(&args.qrels);
+    let qrels = Qrels::from_bytes(&read_all(&args.qrels)?, &qrels_name)?;
+    let mut out = Inputs {
+        systems: Vec::with_capacity(paths.len()),
+        tags: Vec::with_capacity(paths.len()),
+        notes: Vec::new(),
+        ties: args.ties.then(Vec::new),
+    };
+    for path in paths {
+        let name = common::display_name(path);
+        let bytes = read_all(path)?;
+        let ev = {
+            let bar = crate::progress::Bar::new();
+            trec::evaluate_bytes_with_progress(&qrels, &bytes, &name, opts, &qrels_name, &bar)?
+        };
+        drop(bytes);
+        if let Some(t) = out.ties.as_mut() {
+            t.push(crate::trec::ties_json(&ev)?);
+        }
+        out.notes.extend(trec::compared::run_only_note(&name, &ev));
+        trec::compared::check_overlap(&name, &ev, qrels.len(), &qrels_name)
+            .map_err(Failure::bad_input)?;
+        out.notes.extend(trec::compared::missing_results_note(
+            &name,
+            &ev,
+            qrels.len(),
+        ));
+        let path = path.display().to_string();
+        let system = trec::compared::system_scores(&ev, values, qrels.len(), &name, &path)
+            .map_err(Failure::bad_input)?;
+        out.tags
+            .push(String::from_utf8_lossy(&ev.runid).into_owned());
+        out.systems.push(system);
+    }
+    Ok(out)
+}
+
+/// Write `--html` and print the table (`--format`) or `--json`.
+fn render(
+    args: &CompareArgs,
+    report: &routeval_stats::ComparisonReport,
+    systems: &[SystemScores],
+    notes: &[String],
+    ties: Option<Vec<serde_json::Value>>,
+) -> Result<(), Failure> {
+    let tie_blocks: Vec<views::ExtraBlock> = match &ties {
+        Some(t) => vec![views::tie_block(report, t)],
+        None => Vec::new(),
+    };
+    if args.html.html.is_some() {
+        let doc = views::html_document(report, systems, &tie_blocks, notes);
+        let stdin_used = crate::report::uses_stdin(
+            std::iter::once(args.qrels.as_path()).chain(args.runs.iter().map(PathBuf::as_path)),
+        );
+        crate::report::write_html(&args.html, &doc, stdin_used)?;
+    }
+    let out = if args.json {
+        views::json_bytes(report, ties)
+            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?
+    } else {
+        views::render(report, args.format.into(), &tie_blocks)
+            .map_err(|e| Failure::bad_input(e.to_string()))?
+            .into_bytes()
+    };
+    common::emit(args.output.as_ref(), &out)
 }
 
 /// `--bootstrap` with `--no-ci`, and `--seed` where nothing is drawn (`--no-ci` with the t or

@@ -23,19 +23,23 @@ use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_r
 use routeval_core::Tier;
 use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
-use routeval_routing_scores::crb::metrics;
+use routeval_routing_scores::crb::cases::aggregate_cases;
+use routeval_routing_scores::crb::eval::{
+    self, BaselineRun, EvalInput, EvalReport, PublicBank, TokenizerInfo, needed_tiers,
+};
+use routeval_routing_scores::crb::predictions::{
+    parse_command_answer, parse_predictions, parse_tier,
+};
 use routeval_routing_scores::crb::records::{
-    ConstantPredictor, GoldPredictor, PredictionMap, TierPrediction, TierPredictor, make_record,
+    ConstantPredictor, EvalRecord, GoldPredictor, PredictionMap, TierPrediction, TierPredictor,
+    make_record,
 };
-use routeval_routing_scores::crb::resample::{BaselineComparison, ScoresV2Units};
-use routeval_routing_scores::crb::scores::{
-    CrbMetrics, ScoresV2, Selection, benchmark_counts, build_summary,
-};
+use routeval_routing_scores::crb::scores::{CrbMetrics, ScoresV2, Selection, benchmark_counts};
 use routeval_routing_scores::crb::walk::WalkContext;
 use routeval_tier_cost::tokens::{
     EncoderKind, TierTokenizers, TokenizerFiles, TokenizerSetup, build_tier_tokenizers,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -169,117 +173,19 @@ fn warn_all(warnings: &[String]) {
     }
 }
 
-fn parse_tier(s: &str) -> Option<Tier> {
-    Tier::from_name(s).or_else(|| s.parse::<i64>().ok().and_then(Tier::from_id))
-}
-
-/// A JSON object's members in file order, repeated keys kept (a `Value` would silently keep
-/// only the last one).
-struct ObjectEntries(Vec<(String, Value)>);
-
-impl<'de> serde::Deserialize<'de> for ObjectEntries {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = ObjectEntries;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ObjectEntries, A::Error> {
-                let mut out = Vec::new();
-                while let Some(kv) = map.next_entry::<String, Value>()? {
-                    out.push(kv);
-                }
-                Ok(ObjectEntries(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// Load a predictions file: a JSON object `id → entry` or JSONL lines `{"id", "tier_id"|"tier", "usage"?}`.
-/// Also returns the ids in file order (to report those that match no evaluated row).
+/// Load a predictions file (`routeval_routing_scores::crb::predictions::parse_predictions`);
+/// also returns the ids in file order (to report those that match no evaluated row). Repeated
+/// ids are one stderr warning.
 fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure> {
     let name = display_name(path);
-    let bytes = read_input(path)?;
-    let mut pm = PredictionMap::new("predictor error");
-    let mut ids = Vec::new();
-    let bad = |line: Option<usize>, msg: String| match line {
-        Some(l) => Failure::bad_input(format!("{name}:{l}: {msg}")),
-        None => Failure::bad_input(format!("{name}: {msg}")),
-    };
-    let entry = |id: &str, v: &Value| -> Result<Option<TierPrediction>, String> {
-        if let Some(s) = v.as_str() {
-            return parse_tier(s)
-                .map(|t| {
-                    Some(TierPrediction {
-                        tier_id: t.id() as i64,
-                        usage: None,
-                    })
-                })
-                .ok_or_else(|| format!("prediction for {id:?}: unknown tier {s:?}"));
-        }
-        PredictionMap::parse_entry(id, v).map_err(|e| e.to_string())
-    };
-    if let Ok(ObjectEntries(m)) = serde_json::from_slice::<ObjectEntries>(&bytes) {
-        let mut seen = std::collections::HashSet::new();
-        let mut repeated: (usize, Option<String>) = (0, None);
-        for (k, v) in &m {
-            pm.insert(k.clone(), entry(k, v).map_err(|e| bad(None, e))?);
-            if seen.insert(k.as_str()) {
-                ids.push(k.clone());
-            } else {
-                repeated.0 += 1;
-                repeated.1.get_or_insert_with(|| k.clone());
-            }
-        }
-        if let (n, Some(id)) = repeated {
-            eprintln!(
-                "warning: {name}: {n} repeated id(s), first {id}; the last prediction of each id is used"
-            );
-        }
-        return Ok((pm, ids));
+    let p = parse_predictions(&read_input(path)?).map_err(|e| match e.line {
+        Some(l) => Failure::bad_input(format!("{name}:{l}: {e}")),
+        None => Failure::bad_input(format!("{name}: {e}")),
+    })?;
+    if let Some(r) = &p.repeated {
+        eprintln!("warning: {name}: {r}");
     }
-    // Repeated ids: how many, and the first (id, line).
-    let mut seen = std::collections::HashSet::new();
-    let mut repeated: (usize, Option<(String, usize)>) = (0, None);
-    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-        let text = String::from_utf8_lossy(line);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(text.trim())
-            .map_err(|e| bad(Some(i + 1), format!("invalid JSON: {e}")))?;
-        let id = v
-            .get("id")
-            .map(routeval_routing_scores::crb::records::id_key)
-            .ok_or_else(|| bad(Some(i + 1), "line has no \"id\"".into()))?;
-        let t = v
-            .get("tier_id")
-            .or_else(|| v.get("pred_tier_id"))
-            .or_else(|| v.get("tier"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let e = match (&t, v.get("usage")) {
-            (Value::Number(_), Some(u)) => serde_json::json!({"tier_id": t, "usage": u}),
-            _ => t,
-        };
-        pm.insert(id.clone(), entry(&id, &e).map_err(|e| bad(Some(i + 1), e))?);
-        if !seen.insert(id.clone()) {
-            repeated.0 += 1;
-            repeated.1.get_or_insert((id.clone(), i + 1));
-        }
-        ids.push(id);
-    }
-    if let (n, Some((id, line))) = repeated {
-        eprintln!(
-            "warning: {name}: {n} repeated id(s), first {id} at line {line}; the last prediction of each id is used"
-        );
-    }
-    Ok((pm, ids))
+    Ok((p.map, p.ids))
 }
 
 /// The `cmd:` predictor: a persistent child process ([`LineChild`]), one JSON row per line in,
@@ -332,15 +238,17 @@ impl CommandPredictor {
                     i + 1
                 ))
             })?;
-            let p = parse_command_answer(answer.trim()).map_err(|(e, unreadable)| {
-                if unreadable {
-                    crate::progress::note(&format!(
-                        "warning: cmd:{}: row {}: {e}; counted as a predictor error",
-                        self.command, id
-                    ));
-                }
-                e
-            });
+            let p = parse_command_answer(answer.trim(), routeval_io::child::clip).map_err(
+                |(e, unreadable)| {
+                    if unreadable {
+                        crate::progress::note(&format!(
+                            "warning: cmd:{}: row {}: {e}; counted as a predictor error",
+                            self.command, id
+                        ));
+                    }
+                    e
+                },
+            );
             if p.is_err() {
                 errors += 1;
                 routeval_core::Progress::status(&bar, &format!("{errors} predictor errors"));
@@ -358,35 +266,6 @@ impl CommandPredictor {
             )));
         }
         Ok(out)
-    }
-}
-
-/// One answer line. `Err((why, false))` = the predictor reported a failure (`null`,
-/// `error: …`); `Err((why, true))` = an unreadable answer (warned about, then also counted as a
-/// predictor error, the reference's semantics for failed predictions).
-fn parse_command_answer(a: &str) -> Result<TierPrediction, (String, bool)> {
-    if let Some(msg) = a.strip_prefix("error:") {
-        return Err((msg.trim().to_string(), false));
-    }
-    if let Some(t) = parse_tier(a) {
-        return Ok(TierPrediction {
-            tier_id: t.id() as i64,
-            usage: None,
-        });
-    }
-    match serde_json::from_str::<Value>(a) {
-        Ok(Value::Null) => Err(("predictor error".into(), false)),
-        Ok(v @ Value::Object(_)) => PredictionMap::parse_entry("", &v)
-            .map_err(|e| (e.problem, true))?
-            .ok_or_else(|| ("predictor error".into(), false)),
-        Ok(Value::Number(n)) if n.as_i64().is_some() => Ok(TierPrediction {
-            tier_id: n.as_i64().unwrap_or(-1),
-            usage: None,
-        }),
-        _ => Err((
-            format!("unreadable answer {:?}", routeval_io::child::clip(a)),
-            true,
-        )),
     }
 }
 
@@ -496,7 +375,8 @@ fn predictor_error_summary(
     ))
 }
 
-fn eval(a: EvalArgs) -> CmdResult {
+/// The flag checks of `crb eval` before any row is read; returns the tokenizer setup.
+fn check_eval_args(a: &EvalArgs) -> Result<TokenizerSetup, Failure> {
     // --seed also seeds the sample, so only --bootstrap is refused without --ci.
     a.ci.check_used(
         false,
@@ -506,24 +386,15 @@ fn eval(a: EvalArgs) -> CmdResult {
     a.gates.validate(&ScoresV2::HEADLINE.map(String::from))?;
     let setup = check_tokenizer_args(&a.tokenizer_setup, a.tokenizers.as_deref())?;
     crate::report::check_outputs(&a.html, &[("-o", a.output.as_deref())])?;
+    Ok(setup)
+}
+
+fn eval(a: EvalArgs) -> CmdResult {
+    let setup = check_eval_args(&a)?;
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
     let bank_name = display_name(&bank_path);
-    // The query is compiled before any row is read, so a bad query fails fast.
-    let where_query = match &a.where_ {
-        None => None,
-        Some(text) => {
-            let omk: OnMissingKey = a
-                .on_missing_key
-                .as_deref()
-                .unwrap_or("skip")
-                .parse()
-                .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
-            let q =
-                Query::parse_str(text).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
-            Some((q, omk))
-        }
-    };
+    let where_query = where_query(&a)?;
     // 1. Select rows.
     let (rows, sample_mode, quotas) = select_bank_rows(
         &bank_path,
@@ -534,82 +405,22 @@ fn eval(a: EvalArgs) -> CmdResult {
         where_query.as_ref(),
     )?;
     // 2. Validate (reference order: per row, before prediction).
-    let mut warnings = Vec::new();
-    let mut checked = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let c = check_row(r, &bank_name)?;
-        warnings.extend(c.warnings.iter().cloned());
-        checked.push(c);
-    }
-    warnings.extend(duplicate_step_warnings(&rows, &bank_name));
+    let (checked, mut warnings) = check_rows(&rows, &bank_name)?;
     // 3. Predict.
-    let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
-    let predictions = predict(
-        "--predictor",
-        &a.predictor,
-        &a,
-        &values,
-        &checked,
-        &rows,
-        &mut warnings,
-    )?;
-    let baseline_predictions = match &a.baseline_predictor {
-        None => None,
-        Some(spec) => Some(predict(
-            "--baseline-predictor",
-            spec,
-            &a,
-            &values,
-            &checked,
-            &rows,
-            &mut warnings,
-        )?),
-    };
-    drop(values);
-    // The baseline's records: the same rows (cloned) with its predictions.
-    let baseline_records = match baseline_predictions {
-        None => None,
-        Some(preds) => {
-            let spec = a.baseline_predictor.as_deref().unwrap_or_default();
-            let mut recs = Vec::with_capacity(rows.len());
-            for ((row, c), p) in rows.iter().zip(&checked).zip(preds) {
-                let gold = Tier::from_id(c.gold).expect("checked range");
-                let rec = make_record(
-                    row.value.clone(),
-                    c.id.clone(),
-                    c.benchmark.clone(),
-                    gold,
-                    p,
-                )
-                .map_err(|e| {
-                    Failure::bad_input(format!("{bank_name}:{}: {e} (from {spec})", row.line))
-                })?;
-                recs.push(rec);
-            }
-            Some(recs)
-        }
-    };
+    let (predictions, baseline_predictions) = predict_all(&a, &rows, &checked, &mut warnings)?;
     let counts = benchmark_counts(checked.iter().map(|c| c.benchmark.as_str()));
-    let mut records = Vec::with_capacity(rows.len());
     let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
-    for ((row, c), p) in rows.into_iter().zip(checked).zip(predictions) {
-        let line = row.line;
-        let gold = Tier::from_id(c.gold).expect("checked range");
-        let rec = make_record(row.value, c.id, c.benchmark, gold, p).map_err(|e| {
-            Failure::bad_input(format!("{bank_name}:{line}: {e} (from {})", a.predictor))
-        })?;
-        records.push(rec);
-    }
+    let (records, baseline_records) = records_all(
+        &a,
+        rows,
+        &checked,
+        predictions,
+        baseline_predictions,
+        &bank_name,
+    )?;
     warn_all(&warnings);
     // 4. Tokenizers for the tiers that occur.
-    let mut needed = [false; 4];
-    needed[Tier::High as usize] = true;
-    for r in records.iter().chain(baseline_records.iter().flatten()) {
-        needed[r.gold as usize] = true;
-        if let Some(p) = r.pred() {
-            needed[p as usize] = true;
-        }
-    }
+    let needed = needed_tiers(records.iter().chain(baseline_records.iter().flatten()));
     let toks = load_tier_tokenizers(setup, a.tokenizers.as_deref(), needed)?;
     // 5. Score.
     let m = score_records(&records, &toks, &bank_name, &lines)?;
@@ -617,127 +428,189 @@ fn eval(a: EvalArgs) -> CmdResult {
         None => None,
         Some(b) => Some(score_records(b, &toks, &bank_name, &lines)?),
     };
-    let sel = Selection {
-        shard: bank_name.clone(),
-        sample_mode: sample_mode.into(),
-        seed: seed_value(a.seed),
-        quotas,
-        benchmark_counts: counts,
-    };
-    // --ci: whole trajectories resampled within each benchmark; seeded by --seed (mod 2^64).
-    let units = ScoresV2Units::from_walk(&records, &m.steps);
-    let intervals =
-        a.ci.ci_level
-            .map(|level| units.intervals(level, a.ci.replicates(), a.seed as u64));
-    // --baseline-predictor: paired trajectory bootstrap of the deltas, McNemar on case pass.
-    let comparison = match (&baseline_records, &baseline) {
-        (Some(brecs), Some(bm)) => {
-            let level = a.ci.ci_level.unwrap_or(0.95);
-            let bunits = ScoresV2Units::from_walk(brecs, &bm.steps);
-            let deltas = units
-                .compare(&bunits, level, a.ci.replicates(), a.seed as u64)
-                .ok_or_else(|| {
-                    Failure::bad_input("--baseline-predictor: the trajectories differ")
-                })?;
-            let mcnemar =
-                routeval_routing_scores::crb::resample::case_pass_mcnemar(&records, brecs)
-                    .ok_or_else(|| Failure::bad_input("--baseline-predictor: the rows differ"))?;
-            Some(BaselineComparison {
-                predictor: a.baseline_predictor.clone().unwrap_or_default(),
-                level,
-                replicates: a.ci.replicates(),
-                seed: a.seed as u64,
-                deltas,
-                mcnemar,
-                rows: records.len() as u64,
-            })
-        }
-        _ => None,
-    };
-    let mut summary = build_summary(&a.predictor, &sel, &mut records, &m, None, a.json);
-    let names = toks.encoder_names();
-    let mut enc = Map::new();
-    for t in Tier::ALL {
-        enc.insert(t.name().into(), Value::String(names[t as usize].clone()));
-    }
-    if let Some(p) = &choice.public {
-        summary.insert(
-            "routeval_bank".into(),
-            serde_json::json!({"public": p, "bank": bank_name, "manifest": choice.manifest.as_deref().map(display_name)}),
-        );
-    }
-    summary.insert(
-        "routeval_tokenizers".into(),
-        serde_json::json!({"setup": setup.name(), "encoders": enc, "fallbacks": toks.fallbacks}),
-    );
-    if let Some(iv) = &intervals {
-        summary.insert("ci".into(), crate::ci::to_json(iv));
-    }
-    if let Some(c) = &comparison {
-        summary.insert(
-            "baseline".into(),
-            serde_json::to_value(c).unwrap_or_default(),
-        );
-    }
-    let table = routeval_routing_scores::crb::table::EvalTable::new(
-        &a.predictor,
+    let report = eval::assemble(EvalInput {
+        predictor: &a.predictor,
+        bank: bank_name.clone(),
+        selection: Selection {
+            shard: bank_name.clone(),
+            sample_mode: sample_mode.into(),
+            seed: seed_value(a.seed),
+            quotas,
+            benchmark_counts: counts,
+        },
         sample_mode,
-        records.len() as u64,
-        records.iter().filter(|r| r.is_error()).count() as u64,
-        &m,
-    )
-    .with_tokenizers(setup.name(), &toks.fallbacks)
-    .with_public_bank(choice.public.as_deref());
+        records,
+        metrics: m,
+        include_rows: a.json,
+        public: choice.public.as_ref().map(|p| PublicBank {
+            public: p.clone(),
+            bank: bank_name.clone(),
+            manifest: choice.manifest.as_deref().map(display_name),
+        }),
+        tokenizers: TokenizerInfo {
+            setup: setup.name().to_string(),
+            encoders: toks.encoder_names(),
+            fallbacks: toks.fallbacks,
+        },
+        ci_level: a.ci.ci_level,
+        replicates: a.ci.replicates(),
+        // --seed also seeds the bootstrap (mod 2^64).
+        seed: a.seed as u64,
+        baseline: baseline_records
+            .as_deref()
+            .zip(baseline.as_ref())
+            .map(|(records, metrics)| BaselineRun {
+                spec: a.baseline_predictor.as_deref().unwrap_or_default(),
+                records,
+                metrics,
+            }),
+    })
+    .map_err(|e| Failure::bad_input(format!("--baseline-predictor: {e}")))?;
+    render_eval(&a, &report, &bank_path)?;
+    a.gates.apply(&report.metrics.scores_v2)
+}
+
+/// Print (and write) the faces of one run: the table, `--json`, `--format md`, `--html`
+/// (`routeval_views::crb::{eval_text, eval_json, eval_report_document}`).
+fn render_eval(a: &EvalArgs, report: &EvalReport, bank_path: &Path) -> Result<(), Failure> {
     let md = a.format == crate::report::TextFormat::Md;
-    let report = (md || a.html.html.is_some()).then(|| {
-        let mut doc = routeval_views::crb::eval_document(
-            &m,
-            &records,
-            &a.predictor,
-            &bank_name,
-            intervals.as_ref(),
-            &table.tokenizers,
-            &toks.fallbacks,
-        );
-        // The same block the table prints under it and --json holds as "baseline".
-        if let Some(c) = &comparison {
-            doc.sections.push(routeval_views::crb::baseline_section(c));
-        }
-        doc
-    });
-    let stdin_used = crate::report::uses_stdin([bank_path.as_path()]);
-    if let Some(doc) = &report {
+    let doc =
+        (md || a.html.html.is_some()).then(|| routeval_views::crb::eval_report_document(report));
+    let stdin_used = crate::report::uses_stdin([bank_path]);
+    if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
     let out = if a.json {
-        let s = serde_json::to_string(&Value::Object(summary))
-            .map_err(|e| Failure::bad_input(e.to_string()))?;
-        // The rows' messages keep integers beyond 64 bits as they came in.
-        let mut s = routeval_core::py::unmark_big_ints(&s).into_owned();
-        s.push('\n');
-        s
-    } else if let (true, Some(doc)) = (md, &report) {
+        routeval_views::crb::eval_json(report).map_err(|e| Failure::bad_input(e.to_string()))?
+    } else if let (true, Some(doc)) = (md, &doc) {
         crate::report::markdown(doc, stdin_used)
     } else {
-        let mut t = table.render_text();
-        if let Some(iv) = &intervals {
-            t.push('\n');
-            t.push_str(&crate::ci::render_text(iv, |x| format!("{x:.2}")));
-        }
-        if let Some(c) = &comparison {
-            t.push('\n');
-            t.push_str(&routeval_views::crb::baseline_text(c));
-        }
-        t
+        routeval_views::crb::eval_text(report)
     };
-    emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(&m.scores_v2)
+    emit(a.output.as_ref(), out.as_bytes())
+}
+
+/// One prediction (or the predictor's error) per row, in row order.
+type Predictions = Vec<Result<TierPrediction, String>>;
+
+/// Check every selected row (reference order: per row, before prediction); returns the
+/// checked rows and the warnings (the rows', then duplicate steps').
+fn check_rows(
+    rows: &[BankRow],
+    bank_name: &str,
+) -> Result<(Vec<CheckedRow>, Vec<String>), Failure> {
+    let mut warnings = Vec::new();
+    let mut checked = Vec::with_capacity(rows.len());
+    for r in rows {
+        let c = check_row(r, bank_name)?;
+        warnings.extend(c.warnings.iter().cloned());
+        checked.push(c);
+    }
+    warnings.extend(duplicate_step_warnings(rows, bank_name));
+    Ok((checked, warnings))
+}
+
+/// The predictions of `--predictor` and of `--baseline-predictor` (when given) on the rows.
+fn predict_all(
+    a: &EvalArgs,
+    rows: &[BankRow],
+    checked: &[CheckedRow],
+    warnings: &mut Vec<String>,
+) -> Result<(Predictions, Option<Predictions>), Failure> {
+    let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
+    let run = predict(
+        "--predictor",
+        &a.predictor,
+        a,
+        &values,
+        checked,
+        rows,
+        warnings,
+    )?;
+    let baseline = match &a.baseline_predictor {
+        None => None,
+        Some(spec) => Some(predict(
+            "--baseline-predictor",
+            spec,
+            a,
+            &values,
+            checked,
+            rows,
+            warnings,
+        )?),
+    };
+    Ok((run, baseline))
+}
+
+/// The records of the run and of the baseline (the same rows, cloned, with its predictions).
+fn records_all(
+    a: &EvalArgs,
+    rows: Vec<BankRow>,
+    checked: &[CheckedRow],
+    predictions: Predictions,
+    baseline_predictions: Option<Predictions>,
+    bank_name: &str,
+) -> Result<(Vec<EvalRecord>, Option<Vec<EvalRecord>>), Failure> {
+    // The baseline's records: the same rows (cloned) with its predictions.
+    let baseline_records = match baseline_predictions {
+        None => None,
+        Some(preds) => Some(records_of(
+            rows.iter()
+                .zip(checked)
+                .map(|(r, c)| (r.value.clone(), c, r.line)),
+            preds,
+            a.baseline_predictor.as_deref().unwrap_or_default(),
+            bank_name,
+        )?),
+    };
+    let records = records_of(
+        rows.into_iter()
+            .zip(checked)
+            .map(|(r, c)| (r.value, c, r.line)),
+        predictions,
+        &a.predictor,
+        bank_name,
+    )?;
+    Ok((records, baseline_records))
+}
+
+/// `--where JSON` (with `--on-missing-key`), compiled before any row is read, so a bad query
+/// fails fast.
+fn where_query(a: &EvalArgs) -> Result<Option<(Query, OnMissingKey)>, Failure> {
+    let Some(text) = &a.where_ else {
+        return Ok(None);
+    };
+    let omk: OnMissingKey = a
+        .on_missing_key
+        .as_deref()
+        .unwrap_or("skip")
+        .parse()
+        .map_err(|e: QueryError| Failure::bad_input(format!("--on-missing-key: {e}")))?;
+    let q = Query::parse_str(text).map_err(|e| Failure::bad_input(format!("--where: {e}")))?;
+    Ok(Some((q, omk)))
+}
+
+/// The evaluation records of `(row value, checked row, bank line)` with the predictions of
+/// `spec`; a bad prediction names the bank line and the spec.
+fn records_of<'a>(
+    rows: impl Iterator<Item = (Value, &'a CheckedRow, u64)>,
+    predictions: Vec<Result<TierPrediction, String>>,
+    spec: &str,
+    bank_name: &str,
+) -> Result<Vec<EvalRecord>, Failure> {
+    rows.zip(predictions)
+        .map(|((value, c, line), p)| {
+            let gold = Tier::from_id(c.gold).expect("checked range");
+            make_record(value, c.id.clone(), c.benchmark.clone(), gold, p)
+                .map_err(|e| Failure::bad_input(format!("{bank_name}:{line}: {e} (from {spec})")))
+        })
+        .collect()
 }
 
 /// `CrbMetrics` of evaluated records (the walk over every trajectory); a walk error names the
 /// bank line and row id.
 fn score_records(
-    records: &[routeval_routing_scores::crb::records::EvalRecord],
+    records: &[EvalRecord],
     toks: &routeval_tier_cost::tokens::TierTokenizers,
     bank_name: &str,
     lines: &[u64],
@@ -846,67 +719,15 @@ fn duplicate_step_warnings(rows: &[BankRow], source: &str) -> Vec<String> {
     routeval_sweep::crb::duplicate_step_warnings(rows, source)
 }
 
-/// 1-based line of `part` (a sub-slice of `text`) in `text`.
-fn line_of(text: &str, part: &str) -> usize {
-    let at = (part.as_ptr() as usize)
-        .saturating_sub(text.as_ptr() as usize)
-        .min(text.len());
-    1 + text.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-}
-
 fn metrics_cmd(a: MetricsArgs) -> CmdResult {
-    use serde_json::value::RawValue;
     let name = display_name(&a.cases);
     let bytes = read_input(&a.cases)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| Failure::bad_input(format!("{name}: not UTF-8: {e}")))?;
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Failure::bad_input(format!("{name}:{}: invalid JSON: {e}", e.line())))?;
-    let Value::Array(items) = v else {
-        return Err(Failure::bad_input(format!(
-            "{name}: cases file must be a JSON array"
-        )));
-    };
-    // The same array as raw slices of the text, for each case's (and field's) line.
-    let raw: Vec<&RawValue> = serde_json::from_str(text)
-        .map_err(|e| Failure::bad_input(format!("{name}: invalid JSON: {e}")))?;
-    let at = |i: usize, key: Option<&str>| -> String {
-        let Some(r) = raw.get(i) else {
-            return name.clone();
-        };
-        let field = key.and_then(|k| {
-            serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(r.get())
-                .ok()?
-                .get(k)
-                .map(|f| f.get())
-        });
-        format!("{name}:{}", line_of(text, field.unwrap_or(r.get())))
-    };
-    let fail = |i: usize, e: metrics::MetricsError| {
-        let key = match &e {
-            metrics::MetricsError::CostNotNumber { key, .. } => Some(*key),
-            _ => None,
-        };
-        Failure::bad_input(format!("{}: case {i}: {e}", at(i, key)))
-    };
-    if items.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "{name}: cases must be non-empty"
-        )));
-    }
-    // The reference's order: every case is read first, then the passed ones are costed.
-    let mut cases = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        cases.push(metrics::case_metrics_from_value(item).map_err(|e| fail(i, e))?);
-    }
-    let mut agg = metrics::RouterbenchAggregate::default();
-    for (i, c) in cases.iter().enumerate() {
-        agg.add(c).map_err(|e| fail(i, e))?;
-    }
-    let agg = agg.to_json(a.cap_cost_score_at_100);
+    let agg = aggregate_cases(text, a.cap_cost_score_at_100).map_err(|e| match e.line {
+        Some(l) => Failure::bad_input(format!("{name}:{l}: {e}")),
+        None => Failure::bad_input(format!("{name}: {e}")),
+    })?;
     let out = if a.json {
         serde_json::to_string(&agg)
     } else {

@@ -15,16 +15,12 @@ use routeval_bench_data::gqr::build::ExportRow;
 use routeval_bench_data::gqr::data::GqrData;
 use routeval_bench_data::gqr::store::build_dir;
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
-use routeval_core::gate::NamedMetrics;
 use routeval_io::child::LineChild;
-use routeval_routing_scores::gqr::report::{
-    LatencySummary, ScoreReport, Scored, set_display_name as set_name,
+use routeval_routing_scores::gqr::RawLabel;
+use routeval_routing_scores::gqr::run::{
+    self, MatchedLabels, Resampling, Row, ScoreInput, ScoreRun,
 };
-use routeval_routing_scores::gqr::{AccuracyStrata, GqrAccumulator, RawLabel, UnseenAccumulator};
-use routeval_views::gqr::percent as pct;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -236,12 +232,14 @@ impl Data {
     }
 }
 
-fn export(a: ExportArgs) -> CmdResult {
-    let version = match (&a.legacy_version, a.data_version) {
+/// `--data-version`, or the deprecated `--version VERSION` (a stderr note); `None` when
+/// `--version` alone asked for the binary's version (printed here).
+fn data_version(a: &ExportArgs) -> Result<Option<Version>, Failure> {
+    let v = match (&a.legacy_version, a.data_version) {
         (Some(None), _) => {
             // `--version` with no value: the universal flag.
             println!("routeval-gqr-export {}", env!("CARGO_PKG_VERSION"));
-            return Ok(EXIT_OK);
+            return Ok(None);
         }
         (Some(Some(_)), Some(_)) => {
             return Err(Failure::bad_input(
@@ -261,6 +259,48 @@ fn export(a: ExportArgs) -> CmdResult {
             parsed
         }
         (None, v) => v.unwrap_or(Version::V1),
+    };
+    Ok(Some(v))
+}
+
+/// The OOD and unseen splits are built from whatever sets are present: one stderr warning
+/// per exported split naming the sets that are not.
+fn warn_absent_sets(data: &Data, names: &[&str]) {
+    for (split, sets, what) in [
+        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
+        (
+            "unseen_id",
+            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "GQR-unseen sets",
+        ),
+    ] {
+        if !names.contains(&split) {
+            continue;
+        }
+        let rows = data.splits.get(split);
+        let absent: Vec<&str> = sets
+            .iter()
+            .copied()
+            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
+            .collect();
+        if !absent.is_empty() {
+            eprintln!(
+                "gqr export: warning: {} of {} {what} missing: {}",
+                absent.len(),
+                sets.len(),
+                absent
+                    .iter()
+                    .map(|s| s.trim_end())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+}
+
+fn export(a: ExportArgs) -> CmdResult {
+    let Some(version) = data_version(&a)? else {
+        return Ok(EXIT_OK);
     };
     let Some(split) = a.split else {
         return Err(Failure::bad_input(
@@ -299,37 +339,7 @@ fn export(a: ExportArgs) -> CmdResult {
     }
     emit(a.output.as_ref(), &out)?;
     eprintln!("gqr export: {n} rows from {}", data.origin);
-    // The OOD and unseen splits are built from whatever sets are present: say which are not.
-    for (split, sets, what) in [
-        ("ood_test", OOD_SETS.to_vec(), "OOD sets"),
-        (
-            "unseen_id",
-            UNSEEN_SETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
-            "GQR-unseen sets",
-        ),
-    ] {
-        if !names.contains(&split) {
-            continue;
-        }
-        let rows = data.splits.get(split);
-        let absent: Vec<&str> = sets
-            .iter()
-            .copied()
-            .filter(|s| !rows.is_some_and(|r| r.iter().any(|x| x.dataset == *s)))
-            .collect();
-        if !absent.is_empty() {
-            eprintln!(
-                "gqr export: warning: {} of {} {what} missing: {}",
-                absent.len(),
-                sets.len(),
-                absent
-                    .iter()
-                    .map(|s| s.trim_end())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
+    warn_absent_sets(&data, &names);
     if a.json {
         let summary = json!({
             "split": <Split as clap::ValueEnum>::to_possible_value(&split)
@@ -344,25 +354,6 @@ fn export(a: ExportArgs) -> CmdResult {
         emit(None, format!("{summary}\n").as_bytes())?;
     }
     Ok(EXIT_OK)
-}
-
-/// Per-text router latencies in milliseconds.
-#[derive(Debug, Default)]
-struct Latency(Vec<f64>);
-
-impl Latency {
-    /// numpy's default ('linear') percentile, `q` in 0..=100.
-    fn percentile(&self, q: f64) -> Option<f64> {
-        if self.0.is_empty() {
-            return None;
-        }
-        let mut v = self.0.clone();
-        v.sort_by(f64::total_cmp);
-        let pos = q / 100.0 * (v.len() - 1) as f64;
-        let lo = pos.floor() as usize;
-        let hi = pos.ceil() as usize;
-        Some(v[lo] + (v[hi] - v[lo]) * (pos - lo as f64))
-    }
 }
 
 /// A persistent router process ([`LineChild`]): one JSON string per line in, one label per
@@ -428,97 +419,24 @@ impl Router {
     }
 }
 
-fn read_predictions(path: &std::path::Path) -> Result<HashMap<String, (RawLabel, u64)>, Failure> {
-    let name = display_name(path);
-    let reader = open_input(path)?;
-    let mut preds = HashMap::new();
-    // Repeated ids: how many, and the first (id, line); the last line of an id wins.
-    let mut repeated: (usize, Option<(String, u64)>) = (0, None);
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let ln = i as u64 + 1;
-        let line =
-            line.map_err(|e| Failure::bad_input(format!("{name}:{ln}: cannot read: {e}")))?;
-        let line = String::from_utf8(line).map_err(|e| {
-            Failure::bad_input(format!(
-                "{name}:{ln}: invalid UTF-8 at byte {} of the line",
-                e.utf8_error().valid_up_to() + 1
-            ))
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| Failure::bad_input(format!("{name}:{ln}: bad JSON: {e}")))?;
-        let id = v.get("id").and_then(Value::as_str).ok_or_else(|| {
-            Failure::bad_input(format!("{name}:{ln}: missing string field \"id\""))
-        })?;
-        let label = v
-            .get("label")
-            .and_then(RawLabel::from_json)
-            .ok_or_else(|| {
-                Failure::bad_input(format!(
-                    "{name}:{ln}: missing or non-numeric field \"label\""
-                ))
-            })?;
-        if preds.insert(id.to_string(), (label, ln)).is_some() {
-            repeated.0 += 1;
-            repeated.1.get_or_insert((id.to_string(), ln));
-        }
+/// The labels of `rows` from a predictions file (`--predictions`, `--baseline`,
+/// `routeval_routing_scores::gqr::run`), with the line each came from. Every row needs a
+/// prediction (else exit 2 naming the first missing ids); repeated ids and ids outside the
+/// scored rows are one stderr warning each (count and first).
+fn labels_from_file(p: &std::path::Path, rows: &[Row<'_>]) -> Result<MatchedLabels, Failure> {
+    let name = display_name(p);
+    let preds = run::read_predictions(open_input(p)?)
+        .map_err(|e| Failure::bad_input(format!("{name}:{}: {e}", e.line())))?;
+    if let Some(r) = &preds.repeated {
+        eprintln!("warning: {name}: {r}");
     }
-    if let (n, Some((id, ln))) = repeated {
-        eprintln!(
-            "warning: {name}: {n} repeated id(s), first {id:?} at line {ln}; the last prediction of each id is used"
-        );
+    let m = preds
+        .labels_for(rows.iter())
+        .map_err(|e| Failure::bad_input(format!("{name}: {e}")))?;
+    if let Some(u) = &m.unused {
+        eprintln!("warning: {name}: {u}");
     }
-    Ok(preds)
-}
-
-/// The labels of `rows` from a predictions file (`--predictions`, `--baseline`), with the line
-/// each came from. Every row needs a prediction (else exit 2 naming the first missing ids);
-/// ids outside the scored rows are ignored with one stderr warning (count and first).
-fn labels_from_file<'a>(
-    p: &std::path::Path,
-    rows: impl Iterator<Item = &'a ExportRow>,
-    total: usize,
-) -> Result<(Vec<RawLabel>, Vec<u64>), Failure> {
-    let mut preds = read_predictions(p)?;
-    let mut labels = Vec::with_capacity(total);
-    let mut lines = Vec::with_capacity(total);
-    let mut absent = Vec::new();
-    for r in rows {
-        match preds.remove(&r.id) {
-            Some((l, ln)) => {
-                labels.push(l);
-                lines.push(ln);
-            }
-            None => absent.push(r.id.clone()),
-        }
-    }
-    if !absent.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "{}: no prediction for {} of {total} rows (first: {})",
-            display_name(p),
-            absent.len(),
-            absent
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    if !preds.is_empty() {
-        let mut extra: Vec<(&String, u64)> = preds.iter().map(|(k, v)| (k, v.1)).collect();
-        extra.sort_by_key(|x| x.1);
-        eprintln!(
-            "warning: {}: {} predictions have ids not in the scored sets and were ignored (first: line {} {:?})",
-            display_name(p),
-            extra.len(),
-            extra[0].1,
-            extra[0].0
-        );
-    }
-    Ok((labels, lines))
+    Ok(m)
 }
 
 /// The input of `path`'s check that it is none of our inputs: `--rows`/`--save-predictions`
@@ -538,60 +456,10 @@ fn not_an_input(path: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(
     Ok(())
 }
 
-/// `--save-predictions`: one `{"id", "label"}` per line (the `--predictions` format), the
-/// labels exactly as the router answered them; written atomically.
-fn save_predictions<'a>(
-    path: &std::path::Path,
-    rows: impl Iterator<Item = &'a ExportRow>,
-    labels: &[RawLabel],
-) -> Result<(), Failure> {
-    let mut out = String::new();
-    for (r, l) in rows.zip(labels) {
-        let label = match l {
-            RawLabel::Int(i) => json!(i),
-            RawLabel::Float(x) => json!(x),
-            RawLabel::Str(s) => json!(s),
-        };
-        out.push_str(&json!({"id": r.id, "label": label}).to_string());
-        out.push('\n');
-    }
-    write_file(path, out.as_bytes())
-}
-
 /// Write `bytes` to `path` atomically (temporary file + rename); errors name the file.
 fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
     routeval_bench_data::download::write_atomic(path, bytes)
         .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", path.display())))
-}
-
-/// `--rows`: one JSON line per scored text, in scoring order (ID rows, then OOD rows):
-/// `{"id", "set", "label", "prediction", "correct", "latency_ms"}`; `prediction` is the label
-/// under the path's type rules, `latency_ms` null without `--cmd`.
-fn write_rows<'a>(
-    path: &std::path::Path,
-    rows: impl Iterator<Item = &'a ExportRow>,
-    preds: &[i64],
-    latency_ms: &[f64],
-) -> Result<(), Failure> {
-    let mut out = String::new();
-    for (i, (r, p)) in rows.zip(preds).enumerate() {
-        let lat = latency_ms.get(i).map_or(Value::Null, |x| f(*x));
-        let line = json!({
-            "id": r.id,
-            "set": r.dataset,
-            "label": r.label,
-            "prediction": p,
-            "correct": *p == r.label as i64,
-            "latency_ms": lat,
-        });
-        out.push_str(&line.to_string());
-        out.push('\n');
-    }
-    write_file(path, out.as_bytes())
-}
-
-fn f(x: f64) -> Value {
-    if x.is_finite() { json!(x) } else { Value::Null }
 }
 
 impl ScoreArgs {
@@ -602,6 +470,97 @@ impl ScoreArgs {
 }
 
 fn score(a: ScoreArgs) -> CmdResult {
+    let inputs = check_score_args(&a)?;
+    let (id_split, expected_id): (&str, Vec<&str>) = if a.unseen {
+        ("unseen_id", UNSEEN_SETS.iter().map(|(n, _)| *n).collect())
+    } else {
+        ("id_test", Vec::new())
+    };
+    let data = Data::load(&a.data, &[id_split, "ood_test"])?;
+    fn view(rows: Option<&Vec<ExportRow>>) -> Vec<Row<'_>> {
+        rows.into_iter()
+            .flatten()
+            .map(|r| Row {
+                id: &r.id,
+                text: &r.text,
+                set: &r.dataset,
+                label: r.label as i64,
+            })
+            .collect()
+    }
+    let id_rows = view(data.splits.get(id_split));
+    let ood_rows = view(data.splits.get("ood_test"));
+    if id_rows.is_empty() && ood_rows.is_empty() {
+        return Err(data
+            .split(id_split)
+            .err()
+            .unwrap_or_else(|| Failure::bad_input("no rows to score")));
+    }
+    let missing = run::missing_sets(a.unseen, &expected_id, &OOD_SETS, &id_rows, &ood_rows);
+    let all: Vec<Row<'_>> = id_rows.iter().chain(&ood_rows).copied().collect();
+    let (labels, latency) = router_labels(&a, &all)?;
+    let preds = run::apply_type_rules(&labels.labels, a.unseen).map_err(|(i, e)| {
+        let ln = labels.lines.get(i).copied().unwrap_or(0);
+        let place = match (&a.predictions, &a.cmd) {
+            (Some(p), _) => format!("{}:{ln}", display_name(p)),
+            (None, cmd) => format!(
+                "router {:?}: output line {ln}",
+                cmd.as_deref().unwrap_or_default()
+            ),
+        };
+        Failure::bad_input(format!("{place}: {e} (prediction for {})", all[i].id))
+    })?;
+    if let Some(path) = &a.rows {
+        write_file(
+            path,
+            run::rows_jsonl(all.iter(), &preds, &latency).as_bytes(),
+        )?;
+    }
+    let baseline = baseline_preds(&a, &all)?;
+    let scored = run::score(ScoreInput {
+        id_rows: &id_rows,
+        ood_rows: &ood_rows,
+        preds: &preds,
+        unseen: a.unseen,
+        missing: &missing,
+        reasons: &data.missing,
+        latency_ms: latency,
+        data: data.origin.clone(),
+        resampling: Resampling {
+            level: a.ci.ci_level,
+            replicates: a.ci.replicates(),
+            seed: a.seed(),
+        },
+        baseline: baseline.as_ref().map(|(n, p)| (n.clone(), p.as_slice())),
+    })
+    .map_err(|e| Failure::bad_input(format!("--baseline: {e}")))?;
+    render_score(&a, &scored, &inputs)?;
+    a.gates.apply(&routeval_core::gate::Annotated {
+        inner: scored.gate_metrics(),
+        notes: scored.gate_notes(),
+    })
+}
+
+/// `--baseline`: the other router's name and labels on the same rows, under the same type
+/// rules.
+fn baseline_preds(a: &ScoreArgs, all: &[Row<'_>]) -> Result<Option<(String, Vec<i64>)>, Failure> {
+    let Some(bp) = &a.baseline else {
+        return Ok(None);
+    };
+    let b = labels_from_file(bp, all)?;
+    let bpreds = run::apply_type_rules(&b.labels, a.unseen).map_err(|(i, e)| {
+        Failure::bad_input(format!(
+            "{}:{}: {e} (prediction for {})",
+            display_name(bp),
+            b.lines[i],
+            all[i].id
+        ))
+    })?;
+    Ok(Some((display_name(bp), bpreds)))
+}
+
+/// The flag checks of `gqr score` before any data is read; returns the input files.
+fn check_score_args(a: &ScoreArgs) -> Result<Vec<&std::path::Path>, Failure> {
     a.ci.check_used(
         a.seed.is_some(),
         a.baseline.is_some(),
@@ -646,340 +605,75 @@ fn score(a: ScoreArgs) -> CmdResult {
         }
         .map(String::from),
     )?;
-    let (id_split, expected_id): (&str, Vec<String>) = if a.unseen {
-        (
-            "unseen_id",
-            UNSEEN_SETS.iter().map(|(n, _)| n.to_string()).collect(),
-        )
-    } else {
-        ("id_test", Vec::new())
-    };
-    let data = Data::load(&a.data, &[id_split, "ood_test"])?;
-    let empty = Vec::new();
-    let id_rows = data.splits.get(id_split).unwrap_or(&empty);
-    let ood_rows = data.splits.get("ood_test").unwrap_or(&empty);
-    if id_rows.is_empty() && ood_rows.is_empty() {
-        return Err(data
-            .split(id_split)
-            .err()
-            .unwrap_or_else(|| Failure::bad_input("no rows to score")));
-    }
-    // Which sets are missing.
-    let mut missing: Vec<String> = Vec::new();
-    if a.unseen {
-        for s in &expected_id {
-            if !id_rows.iter().any(|r| &r.dataset == s) {
-                missing.push(s.clone());
-            }
-        }
-    } else if id_rows.is_empty() {
-        missing.push("id_test (law, finance, healthcare)".into());
-    }
-    for s in OOD_SETS {
-        if !ood_rows.iter().any(|r| r.dataset == s) {
-            missing.push(s.to_string());
-        }
-    }
-    // Predictions.
-    let total = id_rows.len() + ood_rows.len();
-    let mut labels: Vec<RawLabel> = Vec::with_capacity(total);
-    // Where each label came from: the predictions file's line or the router's output line.
-    let mut label_lines: Vec<u64> = Vec::with_capacity(total);
-    let mut latency = Latency::default();
+    Ok(inputs)
+}
+
+/// The labels of `rows` from `--predictions FILE` or from `--cmd ROUTER` (timed per text,
+/// ms; `--save-predictions` written), with the line each came from.
+fn router_labels(a: &ScoreArgs, rows: &[Row<'_>]) -> Result<(MatchedLabels, Vec<f64>), Failure> {
     match (&a.predictions, &a.cmd) {
-        (Some(p), _) => {
-            (labels, label_lines) = labels_from_file(p, id_rows.iter().chain(ood_rows), total)?;
-        }
+        (Some(p), _) => Ok((labels_from_file(p, rows)?, Vec::new())),
         (None, Some(cmd)) => {
             let mut router = Router::spawn(cmd, a.cmd_timeout)?;
             let bar = crate::progress::bar(
-                total as u64,
+                rows.len() as u64,
                 "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
             );
-            for r in id_rows.iter().chain(ood_rows) {
+            let mut out = MatchedLabels::default();
+            let mut latency = Vec::with_capacity(rows.len());
+            for r in rows {
                 let t0 = Instant::now();
-                let l = router.route(&r.text, &r.id)?;
-                latency.0.push(t0.elapsed().as_secs_f64() * 1000.0);
-                labels.push(l);
-                label_lines.push(router.line);
+                let l = router.route(r.text, r.id)?;
+                latency.push(t0.elapsed().as_secs_f64() * 1000.0);
+                out.labels.push(l);
+                out.lines.push(router.line);
                 bar.inc(1);
             }
             bar.finish_and_clear();
             router.finish()?;
             if let Some(path) = &a.save_predictions {
-                save_predictions(path, id_rows.iter().chain(ood_rows), &labels)?;
+                write_file(
+                    path,
+                    run::predictions_jsonl(rows.iter(), &out.labels).as_bytes(),
+                )?;
             }
+            Ok((out, latency))
         }
-        (None, None) => {
-            return Err(Failure::bad_input(
-                "give --predictions FILE or --cmd ROUTER",
-            ));
-        }
+        (None, None) => Err(Failure::bad_input(
+            "give --predictions FILE or --cmd ROUTER",
+        )),
     }
-    // A label that cannot be scored: FILE:LINE (or the router's output line), problem, row id.
-    let label_err = |i: usize, r: &ExportRow, e: routeval_routing_scores::gqr::LabelError| {
-        let ln = label_lines.get(i).copied().unwrap_or(0);
-        let place = match (&a.predictions, &a.cmd) {
-            (Some(p), _) => format!("{}:{ln}", display_name(p)),
-            (None, cmd) => format!(
-                "router {:?}: output line {ln}",
-                cmd.as_deref().unwrap_or_default()
-            ),
-        };
-        Failure::bad_input(format!("{place}: {e} (prediction for {})", r.id))
-    };
-    let n_id = id_rows.len();
-    // Every prediction under the path's type rules (GQR-unseen casts, GQR is strict).
-    let mut preds: Vec<i64> = Vec::with_capacity(total);
-    for (i, (r, l)) in id_rows.iter().chain(ood_rows).zip(&labels).enumerate() {
-        let p = if a.unseen { l.cast() } else { l.strict() };
-        preds.push(p.map_err(|e| label_err(i, r, e))?);
-    }
-    let (id_preds, ood_preds) = preds.split_at(n_id);
-    if let Some(path) = &a.rows {
-        write_rows(path, id_rows.iter().chain(ood_rows), &preds, &latency.0)?;
-    }
-    // Resampling strata: the pooled ID set (GQR) or each unseen set, then each OOD set.
-    let strata = |preds: &[i64]| {
-        AccuracyStrata::new(
-            id_rows
-                .iter()
-                .map(|r| (r.dataset.as_str(), true))
-                .chain(ood_rows.iter().map(|r| (r.dataset.as_str(), false)))
-                .zip(id_rows.iter().chain(ood_rows).zip(preds))
-                .map(|((set, is_id), (r, p))| (set, is_id, *p == r.label as i64)),
-            a.unseen,
-        )
-    };
-    let run_strata = strata(&preds);
-    let intervals =
-        a.ci.ci_level
-            .map(|level| run_strata.intervals(level, a.ci.replicates(), a.seed()));
-    // --ci: each set's accuracy interval (same replicates), keyed by stratum name.
-    let set_cis: Option<Vec<(String, routeval_stats::BootstrapCi)>> =
-        a.ci.ci_level
-            .map(|level| run_strata.set_intervals(level, a.ci.replicates(), a.seed()));
-    let set_ci = |key: &str| {
-        set_cis
-            .as_ref()
-            .and_then(|v| v.iter().find(|(n, _)| n == key))
-            .map(|(_, c)| (c.low, c.high))
-    };
-    // --baseline: the other router's labels on the same rows, under the same type rules.
-    let comparison = match &a.baseline {
-        None => None,
-        Some(bp) => {
-            let (blabels, blines) = labels_from_file(bp, id_rows.iter().chain(ood_rows), total)?;
-            let mut bpreds: Vec<i64> = Vec::with_capacity(total);
-            for ((r, l), ln) in id_rows.iter().chain(ood_rows).zip(&blabels).zip(&blines) {
-                let p = if a.unseen { l.cast() } else { l.strict() };
-                bpreds.push(p.map_err(|e| {
-                    Failure::bad_input(format!(
-                        "{}:{ln}: {e} (prediction for {})",
-                        display_name(bp),
-                        r.id
-                    ))
-                })?);
-            }
-            let level = a.ci.ci_level.unwrap_or(0.95);
-            let c = run_strata
-                .compare(&strata(&bpreds), level, a.ci.replicates(), a.seed())
-                .ok_or_else(|| Failure::bad_input("--baseline: the rows differ"))?;
-            Some(routeval_routing_scores::gqr::GqrBaseline {
-                predictions: display_name(bp),
-                level,
-                replicates: a.ci.replicates(),
-                seed: a.seed(),
-                comparison: c,
-            })
-        }
-    };
-    // The typed report (routeval_routing_scores::gqr::report): the table and --json render it.
-    let rows_in = |rows: &[ExportRow], set: &str| rows.iter().filter(|r| r.dataset == set).count();
-    let mut view_sets: Vec<routeval_views::gqr::SetAccuracy> = Vec::new();
-    let (scored, gates_on): (Scored, Box<dyn NamedMetrics>) = if a.unseen {
-        let mut acc = UnseenAccumulator::default();
-        for (r, p) in id_rows.iter().zip(id_preds) {
-            acc.add_unseen(&r.dataset, r.label as i64, *p);
-        }
-        for (r, p) in ood_rows.iter().zip(ood_preds) {
-            acc.add_ood(&r.dataset, *p);
-        }
-        let s = acc.finish();
-        for (k, v) in &s.unseen_id_per_dataset {
-            view_sets.push(routeval_views::gqr::SetAccuracy {
-                name: set_name(k),
-                kind: "unseen ID",
-                rows: rows_in(id_rows, k),
-                accuracy: *v,
-                ci: set_ci(k),
-            });
-        }
-        for (k, v) in &s.ood_per_dataset {
-            view_sets.push(routeval_views::gqr::SetAccuracy {
-                name: set_name(k),
-                kind: "OOD",
-                rows: rows_in(ood_rows, k),
-                accuracy: *v,
-                ci: set_ci(k),
-            });
-        }
-        (Scored::Unseen(s.clone()), Box::new(s))
-    } else {
-        let mut acc = GqrAccumulator::default();
-        for (r, p) in id_rows.iter().zip(id_preds) {
-            acc.add_id(r.label as i64, *p);
-        }
-        for (r, p) in ood_rows.iter().zip(ood_preds) {
-            acc.add_ood(&r.dataset, *p);
-        }
-        let s = acc.finish();
-        let have_id = !id_rows.is_empty();
-        if have_id {
-            view_sets.push(routeval_views::gqr::SetAccuracy {
-                name: "ID test (pooled)".into(),
-                kind: "ID",
-                rows: id_rows.len(),
-                accuracy: s.id.accuracy,
-                ci: set_ci("id_test"),
-            });
-        }
-        for d in &s.ood_per_dataset {
-            view_sets.push(routeval_views::gqr::SetAccuracy {
-                name: set_name(&d.dataset),
-                kind: "OOD",
-                rows: rows_in(ood_rows, &d.dataset),
-                accuracy: d.eval.accuracy,
-                ci: set_ci(&d.dataset),
-            });
-        }
-        (
-            Scored::Gqr {
-                score: s.clone(),
-                have_id,
-            },
-            Box::new(s),
-        )
-    };
-    let mut score_report = ScoreReport::new(
-        scored,
-        id_rows.len(),
-        ood_rows.len(),
-        &missing,
-        &data.missing,
-    );
-    // A gate on a partial score (or on the OOD accuracy of a partial build) says so.
-    let gate_notes: Vec<(String, String)> = score_report
-        .partial_note()
-        .map(|n| {
-            [score_report.score_key(), "ood_accuracy"]
-                .iter()
-                .map(|k| (k.to_string(), n.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    if !latency.0.is_empty() {
-        let p = |q| latency.percentile(q).unwrap_or(f64::NAN);
-        score_report.latency_ms = Some(LatencySummary {
-            p50: p(50.0),
-            p95: p(95.0),
-            p99: p(99.0),
-            texts: latency.0.len(),
-        });
-    }
-    let view_head = score_report.headline();
-    let mut report = score_report.to_json();
-    let mut table = score_report.render_text();
-    if let Some(iv) = &intervals {
-        let mut j = crate::ci::to_json(iv);
-        // Each set's accuracy interval (same replicates), by set name.
-        if let (Some(o), Some(sets)) = (j.as_object_mut(), &set_cis) {
-            let per_set: serde_json::Map<String, Value> = sets
-                .iter()
-                .map(|(n, c)| {
-                    let v = if c.low.is_finite() && c.high.is_finite() {
-                        json!([c.low, c.high])
-                    } else {
-                        Value::Null
-                    };
-                    (n.clone(), v)
-                })
-                .collect();
-            o.insert("per_set".into(), Value::Object(per_set));
-            let degenerate: serde_json::Map<String, Value> = sets
-                .iter()
-                .filter_map(|(n, c)| c.degenerate().map(|d| (n.clone(), json!(d.reason()))))
-                .collect();
-            if !degenerate.is_empty() {
-                o.insert("per_set_degenerate".into(), Value::Object(degenerate));
-            }
-        }
-        report.insert("ci".into(), j);
-        table.push_str(&crate::ci::render_text(iv, pct));
-        for (n, c) in set_cis.iter().flatten() {
-            if let Some(d) = c.degenerate() {
-                table.push_str(&format!("  set {}: CI {d}\n", set_name(n)));
-            }
-        }
-    }
-    if let Some(b) = &comparison {
-        report.insert(
-            "baseline".into(),
-            serde_json::to_value(b).unwrap_or_default(),
-        );
-        table.push_str(&routeval_views::gqr::baseline_text(b));
-    }
-    report.insert("data".into(), json!(data.origin));
+}
+
+/// Print (and write) the faces of one run: the table, `--json`, `--format md`, `--html`
+/// (`routeval_views::gqr::{run_text, run_json, run_document}`).
+fn render_score(
+    a: &ScoreArgs,
+    scored: &ScoreRun,
+    inputs: &[&std::path::Path],
+) -> Result<(), Failure> {
     let md = a.format == crate::report::TextFormat::Md;
     let doc = (md || a.html.html.is_some()).then(|| {
-        let view = routeval_views::gqr::ScoreView {
-            benchmark: if a.unseen { "GQR-unseen" } else { "GQR-Bench" },
-            headline: view_head,
-            sets: view_sets,
-            gold_pred: id_rows
-                .iter()
-                .map(|r| r.label as i64)
-                .chain(ood_rows.iter().map(|_| 3))
-                .zip(preds.iter().copied())
-                .collect(),
-            latency_ms: &latency.0,
-            ci: intervals.as_ref(),
-            missing: missing.clone(),
-            data: data.origin.clone(),
-        };
         let source = match (&a.predictions, &a.cmd) {
             (Some(p), _) => display_name(p),
             (None, Some(c)) => format!("cmd: {c}"),
             _ => String::new(),
         };
-        let mut doc = routeval_views::gqr::score_document(&view, &source);
-        for (n, c) in set_cis.iter().flatten() {
-            if let Some(d) = c.degenerate() {
-                doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
-            }
-        }
-        // The same block the table prints under it and --json holds as "baseline".
-        if let Some(b) = &comparison {
-            doc.sections.push(routeval_views::gqr::baseline_section(b));
-        }
-        doc
+        routeval_views::gqr::run_document(scored, &source)
     });
     let stdin_used = crate::report::uses_stdin(inputs.iter().copied());
     if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
     let out = if a.json {
-        let mut s = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
+        let json = Value::Object(routeval_views::gqr::run_json(scored));
+        let mut s = serde_json::to_string_pretty(&json).unwrap_or_default();
         s.push('\n');
         s
     } else if let (true, Some(doc)) = (md, &doc) {
         crate::report::markdown(doc, stdin_used)
     } else {
-        table
+        routeval_views::gqr::run_text(scored)
     };
-    emit(a.output.as_ref(), out.as_bytes())?;
-    a.gates.apply(&routeval_core::gate::Annotated {
-        inner: gates_on.as_ref(),
-        notes: gate_notes,
-    })
+    emit(a.output.as_ref(), out.as_bytes())
 }

@@ -29,6 +29,7 @@
 use routeval_core::Accumulator;
 
 pub mod report;
+pub mod run;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A router's raw label as it arrived (JSON number or string), before the reference's type

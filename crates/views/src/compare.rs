@@ -971,6 +971,74 @@ fn many_systems(doc: &mut Document, report: &ComparisonReport, systems: &[System
     doc.sections.push(sec);
 }
 
+/// `compare --json`: the report as compact JSON and a newline; with tie sensitivity
+/// (`ties`: one block per run, in run order) each run object gains `"ties"`.
+///
+/// # Errors
+/// serde_json's, when the report cannot be serialised.
+pub fn json_bytes(
+    report: &ComparisonReport,
+    ties: Option<Vec<serde_json::Value>>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut v = match ties {
+        Some(ties) => serde_json::to_value(report).and_then(|mut j| {
+            if let Some(runs) = j.get_mut("runs").and_then(|r| r.as_array_mut()) {
+                for (run, t) in runs.iter_mut().zip(ties) {
+                    if let Some(o) = run.as_object_mut() {
+                        o.insert("ties".into(), t);
+                    }
+                }
+            }
+            serde_json::to_vec(&j)
+        }),
+        None => serde_json::to_vec(report),
+    }?;
+    v.push(b'\n');
+    Ok(v)
+}
+
+/// `compare --html`'s document: [`document`] with the tie-sensitivity blocks, its notes
+/// after `input_notes` (the inputs' stderr notes), then the report's notes (`note: …`).
+pub fn html_document(
+    report: &ComparisonReport,
+    systems: &[SystemScores],
+    tie_blocks: &[ExtraBlock],
+    input_notes: &[String],
+) -> Document {
+    let mut doc = document(report, systems);
+    push_blocks(&mut doc, "Tie sensitivity", tie_blocks);
+    let own = std::mem::take(&mut doc.notes);
+    doc.notes = input_notes.to_vec();
+    doc.notes.extend(own);
+    doc.notes
+        .extend(report.notes.iter().map(|n| format!("note: {n}")));
+    doc
+}
+
+/// `compare --fail-if-worse`: one `fail: …` line per (run, measure) significantly worse than
+/// the baseline (delta with 4 decimals, the adjusted p, the test, correction and alpha);
+/// empty when none is.
+pub fn worse_lines(report: &ComparisonReport) -> Vec<String> {
+    report
+        .significantly_worse()
+        .into_iter()
+        .filter_map(|(r, m)| {
+            let c = &report.runs[r].vs_baseline.as_ref()?[m];
+            Some(format!(
+                "fail: {} is significantly worse than {} on {}: delta {:+.4}, p_adjusted {} ({}, {}, alpha {})",
+                report.runs[r].name,
+                report.runs[0].name,
+                report.measures[m],
+                c.delta,
+                fmt_p(c.p_adjusted),
+                report.test_name(),
+                report.correction_name(),
+                report.alpha
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

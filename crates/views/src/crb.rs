@@ -515,3 +515,52 @@ fn p_text(p: f64) -> String {
         format!("{p:.4}")
     }
 }
+
+/// `crb eval`'s text table of a run: the table, then with `--ci` the intervals block (2
+/// decimals) and with `--baseline-predictor` the comparison block ([`baseline_text`]), each
+/// after a blank line.
+pub fn eval_text(r: &routeval_routing_scores::crb::eval::EvalReport) -> String {
+    let mut t = r.table.render_text();
+    if let Some(iv) = &r.intervals {
+        t.push('\n');
+        t.push_str(&crate::intervals_text(iv, |x| format!("{x:.2}")));
+    }
+    if let Some(c) = &r.comparison {
+        t.push('\n');
+        t.push_str(&baseline_text(c));
+    }
+    t
+}
+
+/// `crb eval --json`: the run's summary as one line of compact JSON and a newline, integers
+/// beyond 64 bits (in the rows' messages) printed as they came in.
+///
+/// # Errors
+/// serde_json's, when the summary cannot be serialised.
+pub fn eval_json(
+    r: &routeval_routing_scores::crb::eval::EvalReport,
+) -> Result<String, serde_json::Error> {
+    let s = serde_json::to_string(&r.summary)?;
+    let mut s = routeval_core::py::unmark_big_ints(&s).into_owned();
+    s.push('\n');
+    Ok(s)
+}
+
+/// `crb eval`'s report document of a run (`--format md`, `--html`): [`eval_document`] and
+/// the `--baseline-predictor` section ([`baseline_section`], the block the table prints under
+/// it and `--json` holds as `"baseline"`).
+pub fn eval_report_document(r: &routeval_routing_scores::crb::eval::EvalReport) -> Document {
+    let mut doc = eval_document(
+        &r.metrics,
+        &r.records,
+        &r.predictor,
+        &r.bank,
+        r.intervals.as_ref(),
+        &r.table.tokenizers,
+        &r.fallbacks,
+    );
+    if let Some(c) = &r.comparison {
+        doc.sections.push(baseline_section(c));
+    }
+    doc
+}

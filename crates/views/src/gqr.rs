@@ -9,21 +9,12 @@ use routeval_report::{
 };
 use routeval_routing_scores::gqr::GqrBaseline;
 use routeval_routing_scores::gqr::report::{row as text_row, set_display_name as set_name};
+use routeval_routing_scores::gqr::run::ScoreRun;
 use routeval_sweep::gqr::GqrSweepReport;
+use serde_json::{Map, Value, json};
 
-/// One scored set of a GQR run.
-pub struct SetAccuracy {
-    /// Display name (e.g. `ID test (pooled)`, `jigsaw`).
-    pub name: String,
-    /// `ID`, `unseen ID` or `OOD`.
-    pub kind: &'static str,
-    /// Rows scored.
-    pub rows: usize,
-    /// Accuracy (fraction).
-    pub accuracy: f64,
-    /// `--ci`: the accuracy's bootstrap interval (fractions; NaN bounds = n/a).
-    pub ci: Option<(f64, f64)>,
-}
+/// One scored set of a GQR run (defined with the run, `routeval_routing_scores::gqr::run`).
+pub use routeval_routing_scores::gqr::run::SetAccuracy;
 
 /// What `gqr score` computed, for the report.
 pub struct ScoreView<'a> {
@@ -523,4 +514,92 @@ pub fn baseline_text(b: &GqrBaseline) -> String {
         ));
     }
     t
+}
+
+/// `gqr score`'s text table of a run: the report's table, then with `--ci` the intervals
+/// block (percentages) and a line per set whose interval is degenerate, then the
+/// `--baseline` block ([`baseline_text`]).
+pub fn run_text(run: &ScoreRun) -> String {
+    let mut table = run.report.render_text();
+    if let Some(iv) = &run.intervals {
+        table.push_str(&crate::intervals_text(iv, percent));
+        for (n, c) in run.set_intervals.iter().flatten() {
+            if let Some(d) = c.degenerate() {
+                table.push_str(&format!("  set {}: CI {d}\n", set_name(n)));
+            }
+        }
+    }
+    if let Some(b) = &run.baseline {
+        table.push_str(&baseline_text(b));
+    }
+    table
+}
+
+/// `gqr score --json`'s object of a run: the report's keys
+/// (`routeval_routing_scores::gqr::report::ScoreReport::to_json`), then with `--ci` `"ci"`
+/// (the intervals, plus `"per_set": {set: [lo, hi] | null}` and, when some set's interval is
+/// degenerate, `"per_set_degenerate": {set: reason}`), with `--baseline` `"baseline"`, and
+/// `"data"` (where the data came from). Fractions throughout.
+pub fn run_json(run: &ScoreRun) -> Map<String, Value> {
+    let mut report = run.report.to_json();
+    if let Some(iv) = &run.intervals {
+        let mut j = crate::intervals_json(iv);
+        if let (Some(o), Some(sets)) = (j.as_object_mut(), &run.set_intervals) {
+            let per_set: Map<String, Value> = sets
+                .iter()
+                .map(|(n, c)| {
+                    let v = if c.low.is_finite() && c.high.is_finite() {
+                        json!([c.low, c.high])
+                    } else {
+                        Value::Null
+                    };
+                    (n.clone(), v)
+                })
+                .collect();
+            o.insert("per_set".into(), Value::Object(per_set));
+            let degenerate: Map<String, Value> = sets
+                .iter()
+                .filter_map(|(n, c)| c.degenerate().map(|d| (n.clone(), json!(d.reason()))))
+                .collect();
+            if !degenerate.is_empty() {
+                o.insert("per_set_degenerate".into(), Value::Object(degenerate));
+            }
+        }
+        report.insert("ci".into(), j);
+    }
+    if let Some(b) = &run.baseline {
+        report.insert(
+            "baseline".into(),
+            serde_json::to_value(b).unwrap_or_default(),
+        );
+    }
+    report.insert("data".into(), json!(run.data));
+    report
+}
+
+/// `gqr score`'s report document of a run (`--format md`, `--html`): [`score_document`],
+/// a note per set whose `--ci` interval is degenerate and the `--baseline` section
+/// ([`baseline_section`], the block the table prints and `--json` holds as `"baseline"`).
+/// `source` names the predictions (a file name or `cmd: ROUTER`).
+pub fn run_document(run: &ScoreRun, source: &str) -> Document {
+    let view = ScoreView {
+        benchmark: run.benchmark(),
+        headline: run.report.headline(),
+        sets: run.sets.clone(),
+        gold_pred: run.gold_pred.clone(),
+        latency_ms: &run.latency_ms,
+        ci: run.intervals.as_ref(),
+        missing: run.report.missing.iter().map(|m| m.set.clone()).collect(),
+        data: run.data.clone(),
+    };
+    let mut doc = score_document(&view, source);
+    for (n, c) in run.set_intervals.iter().flatten() {
+        if let Some(d) = c.degenerate() {
+            doc.notes.push(format!("CI of set {}: {d}", set_name(n)));
+        }
+    }
+    if let Some(b) = &run.baseline {
+        doc.sections.push(baseline_section(b));
+    }
+    doc
 }

@@ -120,6 +120,39 @@ pub fn level_label(level: f64) -> String {
     format!("{s}%")
 }
 
+/// The text block printed under a table for `--ci`: a header naming the level, replicates,
+/// seed and units, then one `name  [lo, hi]` line per metric (`fmt` formats a bound; `n/a`
+/// when a bound is not finite), followed by `(degenerate: reason)` for an interval that is no
+/// confidence statement ([`routeval_stats::BootstrapCi::degenerate`]). Each line ends in a
+/// newline.
+pub fn intervals_text(iv: &routeval_stats::Intervals, fmt: impl Fn(f64) -> String) -> String {
+    let mut s = format!(
+        "{} bootstrap confidence intervals ({} replicates over {}, seed {}):\n",
+        level_label(iv.level),
+        iv.replicates,
+        iv.units,
+        iv.seed
+    );
+    for (name, ci) in &iv.intervals {
+        let mut body = if ci.low.is_finite() && ci.high.is_finite() {
+            format!("[{}, {}]", fmt(ci.low), fmt(ci.high))
+        } else {
+            "n/a".to_string()
+        };
+        if let Some(d) = ci.degenerate() {
+            body.push_str(&format!("  ({d})"));
+        }
+        s.push_str(&format!("  {name:<30} {body}\n"));
+    }
+    s
+}
+
+/// The `--json` value of an intervals block: `{"level", "replicates", "seed", "units",
+/// "intervals": {metric: [lo, hi] | null}}` (`null` when it cannot be serialised).
+pub fn intervals_json(iv: &routeval_stats::Intervals) -> serde_json::Value {
+    serde_json::to_value(iv).unwrap_or(serde_json::Value::Null)
+}
+
 /// A value as the text tables print it: 4 decimals, `n/a` when not finite.
 pub fn f4(x: f64) -> String {
     if x.is_finite() {

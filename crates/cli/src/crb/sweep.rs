@@ -181,9 +181,15 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
         &mut |line| eprintln!("{line}"),
     )
     .map_err(Failure::bad_input)?;
-    // 10. Output.
+    render(&a, &report)?;
+    Ok(common::EXIT_OK)
+}
+
+/// Write `--html` and print the table, `--json` or `--format md` of a sweep report.
+fn render(a: &SweepArgs, report: &routeval_sweep::crb::CrbSweepReport) -> Result<(), Failure> {
+    let s = &a.select;
     let md = s.format == crate::report::TextFormat::Md;
-    let doc = (md || s.html.html.is_some()).then(|| routeval_views::crb::sweep_document(&report));
+    let doc = (md || s.html.html.is_some()).then(|| routeval_views::crb::sweep_document(report));
     let stdin_used = crate::report::uses_stdin(
         a.bank
             .iter()
@@ -203,6 +209,5 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     } else {
         report.render_text()
     };
-    emit(s.output.as_ref(), out.as_bytes())?;
-    Ok(common::EXIT_OK)
+    emit(s.output.as_ref(), out.as_bytes())
 }
