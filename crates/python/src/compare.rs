@@ -79,11 +79,11 @@ impl CompareRender {
     }
 
     fn document(&self) -> routeval_report::Document {
-        routeval_views::compare::report_document(
+        routeval_views::compare::html_document(
             &self.report,
             &self.systems,
-            &self.input_notes,
             &self.tie_blocks(),
+            &self.input_notes,
         )
     }
 }

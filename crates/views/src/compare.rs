@@ -861,28 +861,6 @@ pub fn document(report: &ComparisonReport, systems: &[SystemScores]) -> Document
     doc
 }
 
-/// The whole `compare` report document, as `routeval compare --html` and Python's
-/// `ComparisonReport.to_html()`/`to_markdown()` write it: [`document`], the tie-sensitivity
-/// blocks (`ties`, from [`tie_block`]; empty without `--ties`), then the notes in this order:
-/// the inputs' (`input_notes`: runs with queries the qrels do not judge, judged queries
-/// without results), the document's own (tests and intervals without evidence behind them),
-/// the report's (`note: ...`).
-pub fn report_document(
-    report: &ComparisonReport,
-    systems: &[SystemScores],
-    input_notes: &[String],
-    ties: &[ExtraBlock],
-) -> Document {
-    let mut doc = document(report, systems);
-    push_blocks(&mut doc, "Tie sensitivity", ties);
-    let own = std::mem::take(&mut doc.notes);
-    doc.notes = input_notes.to_vec();
-    doc.notes.extend(own);
-    doc.notes
-        .extend(report.notes.iter().map(|n| format!("note: {n}")));
-    doc
-}
-
 /// A section of `blocks` (tables with their notes) titled `title`; nothing when empty.
 pub fn push_blocks(doc: &mut Document, title: &str, blocks: &[ExtraBlock]) {
     if blocks.is_empty() {
@@ -997,7 +975,8 @@ pub fn json_bytes(
     Ok(v)
 }
 
-/// `compare --html`'s document: [`document`] with the tie-sensitivity blocks, its notes
+/// `compare --html`'s document (also Python's `ComparisonReport.to_html()`/`to_markdown()`):
+/// [`document`] with the tie-sensitivity blocks, its notes
 /// after `input_notes` (the inputs' stderr notes), then the report's notes (`note: …`).
 pub fn html_document(
     report: &ComparisonReport,
