@@ -1,5 +1,5 @@
-//! `routeval route` configs: JSON, or Jsonnet evaluated by the CLI's own adapter
-//! (`crates/cli/src/route/jsonnet.rs`, compiled in here as a module; imports resolve in a
+//! `routeval route` configs: JSON, or Jsonnet evaluated by routeval-io's adapter
+//! (`routeval_io::jsonnet`; imports resolve in a
 //! directory that does not exist), then `QueryRoutedMetric::from_config` with the built-in
 //! metrics and an evaluation over the instances that follow. Input layout:
 //! `FLAG CONFIG \0 INSTANCE-LINES`; FLAG bit 0 = the config is Jsonnet. Nothing may panic;
@@ -11,14 +11,7 @@ use routeval_query_dsl::route::QueryRoutedMetric;
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use serde_json::Value;
 
-/// What the CLI's `output` module offers the adapter (input tracking for `-o` checks).
-mod output {
-    pub(crate) fn note_input(_path: &std::path::Path) {}
-}
-
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../crates/cli/src/route/jsonnet.rs"]
-mod jsonnet;
+use routeval_io::jsonnet;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else { return };
@@ -29,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let text = if flags & 1 == 1 {
         match jsonnet::to_json(config, "routes.jsonnet", std::path::Path::new("/nonexistent-fuzz-dir")) {
             Ok(t) => t,
-            Err(e) => {
+            Err(jsonnet::JsonnetError(e)) => {
                 assert!(e.starts_with("routes.jsonnet") || e.starts_with("/nonexistent-fuzz-dir"), "{e}");
                 assert!(!e.contains('\n'), "multi-line error: {e}");
                 return;

@@ -53,14 +53,11 @@ pub(crate) struct RouteArgs {
     gates: crate::gate::GateArgs,
 }
 
-#[cfg(feature = "jsonnet")]
-mod jsonnet;
-
 /// Evaluate a Jsonnet program to JSON text (imports resolve relative to `dir`); errors are one
 /// line `FILE:LINE: jsonnet error: MESSAGE`.
 #[cfg(feature = "jsonnet")]
 fn jsonnet_to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, String> {
-    jsonnet::to_json(source, name, dir)
+    routeval_io::jsonnet::to_json(source, name, dir).map_err(|e| e.0)
 }
 
 #[cfg(not(feature = "jsonnet"))]

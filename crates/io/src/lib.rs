@@ -12,10 +12,11 @@
 //! | [`child`] | [`child::LineChild`], `sh -c COMMAND` in its own process group spoken to one line at a time | `process` |
 //! | [`progress`] | indicatif bars on stderr (only on a terminal, or `ROUTEVAL_PROGRESS=always`) implementing [`routeval_core::Progress`] | `progress` |
 //! | [`http`] | one blocking JSON POST client: URL checks, retries, redirects, reply limits, API-key redaction | `http` |
+//! | [`jsonnet`] | Jsonnet programs to JSON text (imports read relative to a directory, noted as inputs); one-line located errors | `jsonnet` |
 //!
 //! Module dependencies point one way: `input` → `output` → `signals` ← `child`, `input` →
-//! `compressed` ← `map`, `http` → `progress`. Errors are typed ([`input::InputError`],
-//! [`output::OutputError`], [`child::AskError`], [`http::HttpError`]); their `Display` is the
+//! `compressed` ← `map`, `http` → `progress`, `jsonnet` → `output`. Errors are typed ([`input::InputError`],
+//! [`output::OutputError`], [`child::AskError`], [`http::HttpError`], `jsonnet::JsonnetError`); their `Display` is the
 //! one-line message the CLI prints after `error: `.
 
 pub mod compressed;
@@ -36,6 +37,9 @@ pub mod progress;
 
 #[cfg(feature = "http")]
 pub mod http;
+
+#[cfg(feature = "jsonnet")]
+pub mod jsonnet;
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
-//! Jsonnet configs for `routeval route` (feature `jsonnet`, rsjsonnet-lang): evaluation to JSON
-//! text, and rsjsonnet-lang's structured errors turned into one line
-//! `FILE:LINE: jsonnet error: MESSAGE` (the span's file and 1-based line; an error inside an
-//! imported file names that file).
+//! Jsonnet configs (feature `jsonnet`, rsjsonnet-lang; `routeval route --config X.jsonnet`):
+//! evaluation to JSON text, imports read from files (each noted as an input with
+//! [`crate::output::note_input`]), and rsjsonnet-lang's structured errors turned into one line
+//! `FILE:LINE: jsonnet error: MESSAGE` ([`JsonnetError`]: the span's file and 1-based line; an
+//! error inside an imported file names that file).
 
 use rsjsonnet_lang::ast::{BinaryOp, UnaryOp};
 use rsjsonnet_lang::lexer::LexError;
@@ -101,13 +102,24 @@ impl<'p> Callbacks<'p> for Cb<'_> {
     }
 }
 
-/// Evaluate the Jsonnet program `source` (shown as `name`; imports resolve relative to `dir`)
-/// to compact JSON text.
+/// Why a Jsonnet program gave no JSON: one line `FILE:LINE: jsonnet error: MESSAGE` (the
+/// `Display` and the field), `FILE: jsonnet error: MESSAGE` when the error carries no position.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JsonnetError(pub String);
+
+/// Evaluate the Jsonnet program `source` (shown as `name` in messages; imports resolve
+/// relative to `dir` and are read from the file system) to JSON text on one line.
 ///
 /// # Errors
-/// One line `FILE:LINE: jsonnet error: MESSAGE` for a lexing, parsing, analysis, evaluation
-/// or manifestation error (`FILE: jsonnet error: MESSAGE` when the error carries no position).
-pub(super) fn to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, String> {
+/// [`JsonnetError`] for a lexing, parsing, analysis, evaluation or manifestation error, or an
+/// import that cannot be read.
+pub fn to_json(source: &[u8], name: &str, dir: &Path) -> Result<String, JsonnetError> {
+    to_json_text(source, name, dir).map_err(JsonnetError)
+}
+
+/// [`to_json`] with the error line as a `String`.
+fn to_json_text(source: &[u8], name: &str, dir: &Path) -> Result<String, String> {
     let arena = rsjsonnet_lang::arena::Arena::new();
     let mut program = Program::new(&arena);
     let mut cb = Cb {
@@ -485,6 +497,16 @@ fn eval_message(kind: &EvalErrorKind) -> (Option<SpanId>, String) {
         K::CallParamNotBound { span, param_name } => {
             (*span, format!("missing argument `{param_name}`"))
         }
+        _ => eval_message_ops(kind),
+    }
+}
+
+/// [`eval_message`] for the kinds after the calls: operators, numbers, `std` arguments,
+/// assertions, imports and comparisons.
+fn eval_message_ops(kind: &EvalErrorKind) -> (Option<SpanId>, String) {
+    use EvalErrorKind as K;
+    let t = |t: &EvalErrorValueType| type_name(*t);
+    match kind {
         K::NativeCallFailed => (None, "native functions are not available".into()),
         K::InvalidUnaryOpType { span, op, rhs_type } => (
             Some(*span),
@@ -557,6 +579,8 @@ fn eval_message(kind: &EvalErrorKind) -> (Option<SpanId>, String) {
             format!("std.primitiveEquals: cannot compare {}s", t(got_type)),
         ),
         K::Other { span, message } => (*span, message.clone()),
+        // The kinds [`eval_message`] handles itself never reach here.
+        other => (None, format!("{other:?}")),
     }
 }
 
@@ -620,4 +644,28 @@ fn eval_error_line(cb: &Cb<'_>, program: &Program<'_>, name: &str, e: &EvalError
         None => name.to_string(),
     };
     format!("{place}: jsonnet error: {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluates_to_one_line_of_json() {
+        let json = to_json(
+            b"{a: 1 + 1, b: [std.length('xy')]}",
+            "t.jsonnet",
+            Path::new("."),
+        );
+        assert_eq!(json.unwrap(), r#"{"a": 2, "b": [2]}"#);
+    }
+
+    #[test]
+    fn errors_are_one_located_line() {
+        let e = to_json(b"{\n  a: routs,\n}", "t.jsonnet", Path::new(".")).unwrap_err();
+        assert_eq!(e.0, "t.jsonnet:2: jsonnet error: unknown variable `routs`");
+        let e = to_json(b"{f: function(x) x}", "t.jsonnet", Path::new(".")).unwrap_err();
+        assert!(e.0.starts_with("t.jsonnet"), "{e}");
+        assert!(e.0.contains("(at `f`)"), "{e}");
+    }
 }
