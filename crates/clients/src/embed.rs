@@ -1,0 +1,1 @@
+//! `rag`'s embedders (moving here from the CLI).

@@ -1,0 +1,1 @@
+//! `crb eval`'s LLM tier predictor (moving here from the CLI).
