@@ -1,7 +1,7 @@
 //! Sampling, quota and RNG vectors from `$ROUTEVAL_SHARED/golden/crb/sampling/`, through the
 //! library's `select_sample` (CommonRouterBench `select_question_bank_rows` with `n` set): the
 //! selected ids and quotas, and every error vector's type and message as the library produces
-//! them (`routeval crb eval` is checked on the same vectors in `crates/cli/tests/crb_cli.rs`).
+//! them (`routeval crb eval` is checked on the same vectors in `crates/cli/tests/cli/crb_cli.rs`).
 //!
 //! Count guards: the golden README fixes these lists (8 RNG seeds, 76 sampling vectors, 8 error
 //! vectors, quotas for n = 1..1000, 7 edge manifests) and none of them is held back, so the

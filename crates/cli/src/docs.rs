@@ -1,7 +1,7 @@
 //! The generated CLI reference: one Markdown page per (sub)command under `docs/cli/`, a man
 //! page per (sub)command under `docs/cli/man/` (clap_mangen) and the book chapter that
 //! includes the pages (`docs/src/cli-reference.md`), all from [`crate::command`], the parser
-//! the binary runs. `cargo xtask docs` writes them; `crates/cli/tests/cli_reference.rs` fails
+//! the binary runs. `cargo xtask docs` writes them; the xtask unit test `cli_reference_is_current` fails
 //! when the committed files differ. Pure: the pages are returned, never written here.
 
 use std::fmt::Write as _;

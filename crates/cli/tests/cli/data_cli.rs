@@ -8,8 +8,7 @@
 //! files are third-party: that part reads them from `$ROUTEVAL_SHARED/thirdparty/tokenizers`
 //! and skips without it.
 
-#[path = "../../../xtask/tests/support/mirror.rs"]
-mod mirror;
+use crate::mirror;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -193,7 +193,7 @@ fn crb_eval_fail_under() {
 }
 
 /// A GQR build directory from the shipped example rows (ID rows and OOD rows).
-pub fn example_build(dir: &Path) -> String {
+fn example_build(dir: &Path) -> String {
     routeval_test_support::gqr::example_build(dir, &[])
 }
 

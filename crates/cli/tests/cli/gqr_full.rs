@@ -1,8 +1,7 @@
 //! `routeval gqr` on a complete synthetic build (every registry source present, generated
 //! here): complete scores are named the GQR / GQR-unseen score, v2 and dev exports.
 
-#[path = "../../../xtask/tests/support/mirror.rs"]
-mod mirror;
+use crate::mirror;
 
 use routeval_bench_data::gqr::build::{BuildOptions, MirrorDir, build_all};
 use routeval_bench_data::gqr::registry::Registry;

@@ -5,7 +5,7 @@
 //! the HTTP embedder against a mock server on 127.0.0.1 (retries on 429/500, 404, wrong
 //! dimension, timeout, key never printed).
 
-#[path = "../examples/toy_embed.rs"]
+#[path = "../../examples/toy_embed.rs"]
 mod toy_embed;
 
 use routeval_retrieval_metrics::rag::{PyValue, pyfmt, pyjson};
