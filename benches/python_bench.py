@@ -1,6 +1,6 @@
 """Side-by-side timings of routeval's Python package against the references, in one process.
 
-    python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000]
+    python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000] [--only construct]
 
 Needs routeval (pip install ./crates/python), pytrec-eval-terrier and rag-quality-check==0.1.0.
 Prints one line per comparison; results go into benches/python.md by hand, with the
@@ -65,12 +65,34 @@ def rag_cases(n, seed=2):
     return cases
 
 
+def construction(qrels, measures, n=5):
+    """Best-of-n construction times of both evaluators (wall, and routeval's CPU)."""
+    import pytrec_eval
+    import routeval.trec as rt
+
+    t_ref = best_of(n, lambda: pytrec_eval.RelevanceEvaluator(qrels, measures))
+    t_rv = best_of(n, lambda: rt.RelevanceEvaluator(qrels, measures))
+    print(f"RelevanceEvaluator(qrels, measures) {len(qrels)} queries x 30 judgments: "
+          f"pytrec_eval {t_ref:.3f} s, routeval {t_rv:.3f} s (CPU {best_of.cpu:.3f} s), "
+          f"{t_ref / t_rv:.2f}x")
+
+
+def construct_only(a):
+    qrels, _ = trec_inputs(a.queries, a.docs)
+    construction(qrels, {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=30000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--cases", type=int, default=20000)
+    ap.add_argument("--only", choices=["construct"],
+                    help="construct: time only RelevanceEvaluator(qrels, measures) (issue 26's "
+                         "construction target)")
     a = ap.parse_args()
+    if a.only == "construct":
+        return construct_only(a)
 
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import routeval"], check=True)
@@ -92,6 +114,7 @@ def main():
     qrels, run = trec_inputs(a.queries, a.docs)
     measures = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
     re_ = rt.RelevanceEvaluator(qrels, measures)
+    construction(qrels, measures)
 
     # pytrec_eval loses its cut-offs on a second evaluate (pytrec_eval #22): a fresh
     # evaluator per timed call, built outside the timing for "evaluate only".

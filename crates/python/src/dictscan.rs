@@ -48,32 +48,42 @@ fn tag(hash: isize) -> u16 {
 }
 
 impl JudgedTable {
-    /// The table of `{docno: rel}` (rels already checked to be ints within range).
-    pub(crate) fn new(judgments: &Bound<'_, PyDict>) -> PyResult<JudgedTable> {
-        let n = judgments.len();
+    /// An empty table for `n` judgments ([`insert`](Self::insert) them one by one).
+    pub(crate) fn with_capacity(n: usize) -> JudgedTable {
         let size = (2 * n).next_power_of_two().max(8);
-        let mut t = JudgedTable {
+        JudgedTable {
             tags: vec![0; size].into_boxed_slice(),
             slots: vec![(0, 0, 0); size].into_boxed_slice(),
             keys: Vec::with_capacity(n),
             exact: u32::try_from(n).is_ok(),
-        };
-        for (d, rel) in judgments.iter() {
-            let Ok(s) = d.cast_exact::<PyString>() else {
-                t.exact = false;
-                return Ok(t);
-            };
-            let hash = s.hash()?;
-            let rel = rel.extract::<i32>()?;
-            let mut i = hash as usize & (size - 1);
-            while t.tags[i] != 0 {
-                i = (i + 1) & (size - 1);
-            }
-            t.tags[i] = tag(hash);
-            t.slots[i] = (hash, t.keys.len() as u32, rel);
-            t.keys.push(s.clone().unbind());
         }
-        Ok(t)
+    }
+
+    /// Adds the judged docno `key` with relevance `rel` (at most the `n` of
+    /// [`with_capacity`](Self::with_capacity) keys, each docno once, as a dict's keys are).
+    /// A key that is not an exact `str` makes the table unusable (the safe path is taken).
+    pub(crate) fn insert(&mut self, key: &Bound<'_, PyAny>, rel: i32) -> PyResult<()> {
+        if !self.exact {
+            return Ok(());
+        }
+        let Ok(s) = key.cast_exact::<PyString>() else {
+            self.exact = false;
+            return Ok(());
+        };
+        let size = self.tags.len();
+        if self.keys.len() * 2 >= size {
+            self.exact = false; // more keys than announced: never probe a full table
+            return Ok(());
+        }
+        let hash = s.hash()?;
+        let mut i = hash as usize & (size - 1);
+        while self.tags[i] != 0 {
+            i = (i + 1) & (size - 1);
+        }
+        self.tags[i] = tag(hash);
+        self.slots[i] = (hash, self.keys.len() as u32, rel);
+        self.keys.push(s.clone().unbind());
+        Ok(())
     }
 
     /// Whether the fast scan may use this table.

@@ -8,8 +8,8 @@ use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use routeval_io::map::{InputBytes, file_bytes};
 use routeval_retrieval_metrics::trec::spec::{Aggregate, nickname};
 use routeval_retrieval_metrics::trec::{
-    self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, RunReader,
-    TrecAccumulator, TrecEvalVersion, compute_query, score_key_for, sort_by_key_desc,
+    self, EvalOptions, Evaluation, JudgedRanking, MeasureId, MeasureSet, Qrels, QueryQrels,
+    RunReader, TrecAccumulator, TrecEvalVersion, compute_query, score_key_for, sort_by_key_desc,
 };
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -101,42 +101,86 @@ fn text_measures(measures: &MeasureSet) -> Vec<&'static str> {
         .collect()
 }
 
-/// Qrels from `{qid: {docno: rel}}` (rel an `int`, as pytrec_eval requires).
-fn qrels_from_dict(qrels: &Bound<'_, PyDict>) -> PyResult<Qrels> {
-    let mut groups: Vec<(String, Vec<(String, i64)>)> = Vec::with_capacity(qrels.len());
-    for (qid, docs) in qrels.iter() {
-        let qid = text(&qid, "query id")?.into_owned();
-        let docs = docs.cast::<PyDict>().map_err(|_| {
+/// Per query of a qrels dict, in its order: the caller's qid object and the borrowed scan's
+/// table of its judgments.
+type QidTables<'py> = Vec<(Bound<'py, PyAny>, JudgedTable)>;
+
+/// One pass over `{qid: {docno: int}}`: the judgments as [`Qrels`] (the text copied once, into
+/// one arena) and, per query in the dict's order, the caller's qid object with the hash table
+/// of the borrowed scan ([`JudgedTable`], keyed by the caller's `str` objects). Queries without
+/// judgments are in the list too (they have no qrels position; the caller skips them).
+///
+/// # Errors
+/// `TypeError` for a non-`str` id, a non-dict value or a non-`int` relevance (in dict
+/// order, as before); [`TrecError`] for a relevance out of range (after the pass).
+fn judged_from_dict<'py>(qrels: &Bound<'py, PyDict>) -> PyResult<(Qrels, QidTables<'py>)> {
+    // Byte ranges into `arena`: per query (qid range, its judgments' range in `docs`).
+    let mut arena: Vec<u8> = Vec::new();
+    let mut groups: Vec<((usize, usize), (usize, usize))> = Vec::with_capacity(qrels.len());
+    let mut docs: Vec<((usize, usize), i64)> = Vec::new();
+    let mut tables = Vec::with_capacity(qrels.len());
+    let push = |arena: &mut Vec<u8>, t: &str| {
+        let at = arena.len();
+        arena.extend_from_slice(t.as_bytes());
+        (at, arena.len())
+    };
+    for (qid_obj, qdocs) in qrels.iter() {
+        let qid = text(&qid_obj, "query id")?;
+        let qdocs = qdocs.cast::<PyDict>().map_err(|_| {
             pyo3::exceptions::PyTypeError::new_err(format!(
                 "qrels of query '{qid}' must be a dict {{docno: relevance}}"
             ))
         })?;
-        let mut js = Vec::with_capacity(docs.len());
-        for (d, rel) in docs.iter() {
-            let d = text(&d, "document id")?.into_owned();
+        let q = push(&mut arena, &qid);
+        let first = docs.len();
+        let mut table = JudgedTable::with_capacity(qdocs.len());
+        for (d, rel) in qdocs.iter() {
+            let dt = text(&d, "document id")?;
             if rel.cast::<PyFloat>().is_ok() {
                 return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "relevance of document '{d}' for query '{qid}' must be an int, got float"
+                    "relevance of document '{dt}' for query '{qid}' must be an int, got float"
                 )));
             }
             let r: i64 = rel.extract().map_err(|_| {
                 pyo3::exceptions::PyTypeError::new_err(format!(
-                    "relevance of document '{d}' for query '{qid}' must be an int"
+                    "relevance of document '{dt}' for query '{qid}' must be an int"
                 ))
             })?;
-            js.push((d, r));
+            // Out-of-range values are refused by `from_judgments` below; the table is dropped.
+            table.insert(&d, i32::try_from(r).unwrap_or(0))?;
+            let at = push(&mut arena, &dt);
+            docs.push((at, r));
         }
-        groups.push((qid, js));
+        groups.push((q, (first, docs.len())));
+        drop(qid);
+        tables.push((qid_obj, table));
     }
     // In qid byte order, so that `from_judgments`' stable sort of the judgments finds them
     // sorted already (sorting 30k groups instead of 900k judgments).
-    groups.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    Qrels::from_judgments(
-        groups
-            .iter()
-            .map(|(q, js)| (q.as_bytes(), js.iter().map(|(d, r)| (d.as_bytes(), *r)))),
-    )
-    .map_err(err)
+    let bytes = |r: (usize, usize)| &arena[r.0..r.1];
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by(|&a, &b| bytes(groups[a].0).cmp(bytes(groups[b].0)));
+    let qrels = Qrels::from_judgments(order.iter().map(|&g| {
+        let (q, (from, to)) = groups[g];
+        (
+            bytes(q),
+            docs[from..to].iter().map(move |&(d, r)| (bytes(d), r)),
+        )
+    }))
+    .map_err(err)?;
+    Ok((qrels, tables))
+}
+
+/// The qrels position of a run's `qid` (already checked to be a `str`) in the evaluator's
+/// `{qid: position}` index, matched by the text (a `str` subclass is looked up as a plain
+/// `str`, whatever its `__hash__`), or `None` for a query without judgments.
+fn judged_position(index: &Bound<'_, PyDict>, qid: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    let found = if qid.is_exact_instance_of::<PyString>() {
+        index.get_item(qid)?
+    } else {
+        index.get_item(PyString::new(qid.py(), &text(qid, "query id")?))?
+    };
+    found.map(|p| p.extract::<usize>()).transpose()
 }
 
 /// trec_eval over qrels held in memory: the engine behind `routeval.trec.RelevanceEvaluator`
@@ -149,9 +193,6 @@ pub(crate) struct TrecEvaluator {
     slots: Vec<(String, usize)>,
     /// `{qid: qrels position}` of the judged queries, with the caller's `str` objects as keys.
     index: Py<PyDict>,
-    /// Per qrels position: a copy of the query's `{docno: rel}` (the safe path joins run
-    /// documents with it by dict lookups).
-    judgments: Vec<Py<PyDict>>,
     /// Per qrels position: the same judgments as a hash table for the borrowed scan
     /// ([`crate::dictscan`]), so no document id is copied out of Python unless its score ties.
     tables: Vec<JudgedTable>,
@@ -385,7 +426,6 @@ impl TrecEvaluator {
         key_of: impl Fn(f64) -> u64,
         docs: &mut Vec<ScannedDoc>,
     ) -> PyResult<Option<(usize, Option<Bound<'py, PyDict>>)>> {
-        let py = qid.py();
         if !qid.is_instance_of::<PyString>() {
             text(qid, "query id")?;
         }
@@ -395,10 +435,7 @@ impl TrecEvaluator {
                 qid.str().map(|s| s.to_string()).unwrap_or_default()
             ))
         })?;
-        let pos = match index.get_item(qid)? {
-            Some(p) => Some(p.extract::<usize>()?),
-            None => None,
-        };
+        let pos = judged_position(index, qid)?;
         let table = pos.map(|p| &self.tables[p]).filter(|t| t.usable());
         let fast = match (pos, table) {
             (Some(_), None) => Scan::Slow,
@@ -407,7 +444,7 @@ impl TrecEvaluator {
         let unranked = match fast {
             Scan::Done => Some(qdocs),
             Scan::Slow => {
-                let judgments = pos.map(|p| self.judgments[p].bind(py));
+                let judgments = pos.map(|p| &self.qrels.queries()[p]);
                 self.scan_safe(qid, &qdocs, judgments, docs)?;
                 None
             }
@@ -421,7 +458,7 @@ impl TrecEvaluator {
         &self,
         qid: &Bound<'py, PyAny>,
         qdocs: &Bound<'py, PyDict>,
-        judgments: Option<&Bound<'py, PyDict>>,
+        judgments: Option<&QueryQrels>,
         out: &mut Vec<ScannedDoc>,
     ) -> PyResult<()> {
         let mut docs: Vec<(u64, Option<i32>, usize)> = Vec::with_capacity(qdocs.len());
@@ -450,12 +487,9 @@ impl TrecEvaluator {
             let Some(judgments) = judgments else {
                 continue;
             };
-            // Relevance values were checked (ints within routeval's range) when the
-            // evaluator was built.
-            let rel = match judgments.get_item(&d)? {
-                Some(r) => Some(r.extract::<i32>()?),
-                None => None,
-            };
+            // The judgments as read when the evaluator was built (by the docno's text, as
+            // pytrec_eval's C++ maps compare).
+            let rel = judgments.rel(text(&d, "document id")?.as_bytes());
             docs.push((score_key_for(self.opts.version, score), rel, objs.len()));
             objs.push(d);
         }
@@ -569,26 +603,31 @@ impl TrecEvaluator {
             true,
             trec_eval_version,
         )?;
-        let (py, qrels_dict) = (qrels.py(), qrels);
-        let qrels = qrels_from_dict(qrels_dict)?;
+        let py = qrels.py();
+        let (qrels, by_dict_order) = judged_from_dict(qrels)?;
         let index = PyDict::new(py);
-        let mut by_pos: Vec<Option<Bound<'_, PyDict>>> = vec![None; qrels.len()];
-        for (qid, docs) in qrels_dict.iter() {
-            let docs = docs.cast_into::<PyDict>()?;
-            let Some(pos) = qrels.position(text(&qid, "query id")?.as_bytes()) else {
+        let mut by_pos: Vec<Option<JudgedTable>> = (0..qrels.len()).map(|_| None).collect();
+        for (qid, table) in by_dict_order {
+            // The qid's text was read by `judged_from_dict` (a `str`).
+            let t = text(&qid, "query id")?;
+            let Some(pos) = qrels.position(t.as_bytes()) else {
                 continue; // a query without judgments
             };
-            index.set_item(qid, pos)?;
-            by_pos[pos] = Some(docs.copy()?);
+            // Keyed by a plain `str` of the text: run qids are matched by their text, as
+            // pytrec_eval's C++ maps do, whatever a `str` subclass's `__hash__` says.
+            let key = if qid.is_exact_instance_of::<PyString>() {
+                qid.clone()
+            } else {
+                PyString::new(py, &t).into_any()
+            };
+            index.set_item(key, pos)?;
+            by_pos[pos] = Some(table);
         }
-        let mut judgments = Vec::with_capacity(by_pos.len());
-        let mut tables = Vec::with_capacity(by_pos.len());
-        for d in by_pos {
-            // Every judged query has a dict (qrels positions come from these dicts).
-            let d = d.ok_or_else(|| err("internal: a judged query without its judgments"))?;
-            tables.push(JudgedTable::new(&d)?);
-            judgments.push(d.unbind());
-        }
+        // Every judged query has a table (qrels positions come from these dicts).
+        let tables = by_pos
+            .into_iter()
+            .map(|t| t.ok_or_else(|| err("internal: a judged query without its judgments")))
+            .collect::<PyResult<Vec<_>>>()?;
         let slots = query_slots(&opts.measures);
         let names = slots
             .iter()
@@ -603,7 +642,6 @@ impl TrecEvaluator {
             opts,
             slots,
             index: index.unbind(),
-            judgments,
             tables,
             names,
             text_names,
@@ -662,12 +700,9 @@ impl TrecEvaluator {
                     qid.str().map(|s| s.to_string()).unwrap_or_default()
                 ))
             })?;
-            let pos = match index.get_item(&qid)? {
-                Some(p) => Some(p.extract::<usize>()?),
-                None => None,
-            };
+            let pos = judged_position(index, &qid)?;
             docs.clear();
-            let judgments = pos.map(|p| self.judgments[p].bind(py));
+            let judgments = pos.map(|p| &self.qrels.queries()[p]);
             self.scan_safe(&qid, &qdocs, judgments, &mut docs)?;
             let Some(pos) = pos else {
                 continue;

@@ -210,6 +210,29 @@ def test_run_dict_type_errors_name_the_problem():
     assert ev.evaluate({"q": {"a": 1.0, "b": 0.5}}) == {"q": {"map": 1.0}}
 
 
+def test_qrels_of_str_subclasses_and_int_scores_agree_with_plain_ones():
+    # Qrels keyed by `str` subclasses cannot use the borrowed scan's table: the general path
+    # joins the run with the judgments by the docno's text (as pytrec_eval's C++ maps do).
+    class S(str):
+        def __hash__(self):
+            return 0  # another hash than the plain str's: the text decides, not the hash
+
+        def __eq__(self, other):
+            return str.__eq__(self, other)
+
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}, "r": {"x": 1}}
+    run = {"q": {"a": 0.3, "b": 0.9, "c": 0.5, "z": 0.1}, "r": {"x": 2, "y": 3}}
+    measures = {"map", "ndcg_cut.3", "P.2", "recip_rank"}
+    want = rt.RelevanceEvaluator(qrels, measures).evaluate(run)
+    sub = {S(q): {S(d): r for d, r in ds.items()} for q, ds in qrels.items()}
+    assert rt.RelevanceEvaluator(sub, measures).evaluate(run) == want
+    sub_run = {S(q): {S(d): s for d, s in ds.items()} for q, ds in run.items()}
+    plain = lambda res: {str(q): v for q, v in res.items()}  # results keep the run's qid objects
+    assert plain(rt.RelevanceEvaluator(qrels, measures).evaluate(sub_run)) == want
+    assert plain(rt.RelevanceEvaluator(sub, measures).evaluate(sub_run)) == want
+    assert want["q"]["P_2"] == 0.5 and want["r"]["recip_rank"] == 0.5
+
+
 def test_dict_value_types_take_the_same_path_results():
     # `evaluate` reads exact str/float dicts without copying (a borrowed scan) and any other
     # types through the general path: every spelling of one run gives the same values, also
