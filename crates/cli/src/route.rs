@@ -16,6 +16,7 @@ use crate::common::{Failure, display_name, emit, open_input, read_input};
 use crate::progress::Bar;
 use routeval_core::progress::Unit;
 use routeval_core::{Accumulator, Progress};
+use routeval_query_dsl::route::config::{ambiguous_route_names, find_routed};
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
 use routeval_query_dsl::to_python_json;
@@ -65,56 +66,6 @@ fn jsonnet_to_json(_source: &[u8], name: &str, _dir: &Path) -> Result<String, St
     Err(format!(
         "{name}: this routeval was built without the `jsonnet` feature; give a JSON config"
     ))
-}
-
-/// The routed-metric configs and the extra_info templates found in a config document.
-pub(crate) fn find_routed(config: &Value) -> Result<(Vec<Value>, Map<String, Value>), String> {
-    let class_is = |v: &Value, name: &str| {
-        v.get("class_path")
-            .and_then(Value::as_str)
-            .is_some_and(|c| c.rsplit('.').next() == Some(name))
-    };
-    let templates = |v: Option<&Value>| -> Result<Map<String, Value>, String> {
-        match v {
-            None | Some(Value::Null) => Ok(Map::new()),
-            Some(Value::Object(m)) => Ok(m.clone()),
-            Some(other) => Err(format!(
-                "extra_info_templates must be an object, got {other}"
-            )),
-        }
-    };
-    if config.get("routes").is_some() {
-        return Ok((
-            vec![config.clone()],
-            templates(config.get("extra_info_templates"))?,
-        ));
-    }
-    if class_is(config, "QueryRoutedMetric") {
-        let init = config.get("init_args").cloned().unwrap_or(Value::Null);
-        let t = templates(init.get("extra_info_templates"))?;
-        return Ok((vec![init], t));
-    }
-    let init = config.get("init_args");
-    if let Some(Value::Array(ms)) = init.and_then(|i| i.get("metrics")) {
-        let routed: Vec<Value> = ms
-            .iter()
-            .filter(|m| class_is(m, "QueryRoutedMetric"))
-            .map(|m| m.get("init_args").cloned().unwrap_or(Value::Null))
-            .collect();
-        if !routed.is_empty() {
-            let t = templates(
-                init.and_then(|i| i.get("eval_dataset"))
-                    .and_then(|d| d.get("init_args"))
-                    .and_then(|a| a.get("extra_info_templates")),
-            )?;
-            return Ok((routed, t));
-        }
-    }
-    Err(
-        "no routes: expected {\"routes\": [...]}, a QueryRoutedMetric object, or an EvalSetup \
-         whose init_args.metrics holds one"
-            .into(),
-    )
 }
 
 /// The line of the first `"key":` in a JSON text (for messages about a key).
@@ -187,11 +138,58 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         ],
     )?;
     let cname = display_name(&args.config);
-    let (config, config_text) = load_config(&args.config)?;
+    let (metrics, templates) = load_metrics(&args.config, &cname)?;
+    let (env, template_keys) = template_env(&templates, &cname)?;
+    let dname = display_name(&args.data);
+    let ctx = RecordContext {
+        env: &env,
+        template_keys: &template_keys,
+        dname: &dname,
+    };
+    let streamed = stream_data(&args, &ctx, &metrics)?;
+    let n_records = streamed.line_of.len();
+    let (summary, routing) =
+        finish_metrics(&metrics, streamed.accs, &streamed.line_of, &dname, &cname)?;
+    let gate_metrics = summary_metrics(&summary);
+    let md = args.format == crate::report::TextFormat::Md;
+    let report = (args.html.html.is_some() || md)
+        .then(|| routeval_views::route::document(&summary, &routing, n_records, &cname, &dname));
+    let stdin_used = crate::report::uses_stdin([args.data.as_path()]);
+    if let Some(doc) = &report {
+        crate::report::write_html(&args.html, doc, stdin_used)?;
+    }
+    let summary = Value::Object(summary);
+    let metrics_json = to_python_json(&summary, Some(4));
+    if let Some(dir) = &args.out {
+        write_out_dir(dir, &metrics_json, streamed.spool, &metrics)?;
+    }
+    if args.json {
+        let doc = serde_json::json!({
+            "metrics": summary,
+            "instances": n_records,
+            "routing": routing,
+        });
+        emit(args.output.as_ref(), format!("{doc}\n").as_bytes())?;
+    } else if let (true, Some(doc)) = (md, &report) {
+        let text = crate::report::markdown(doc, stdin_used);
+        emit(args.output.as_ref(), text.as_bytes())?;
+    } else {
+        emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
+    }
+    args.gates.apply(&gate_metrics)
+}
+
+/// The config's routed metrics (unknown top-level keys refused, messages naming the key's
+/// line in a JSON config) and its `extra_info_templates`.
+fn load_metrics(
+    path: &Path,
+    cname: &str,
+) -> Result<(Vec<QueryRoutedMetric<BuiltinMetric>>, Map<String, Value>), Failure> {
+    let (config, config_text) = load_config(path)?;
     // `FILE:LINE` of a key, when the config is JSON and the key is found.
     let at_key = |key: &str| match config_text.as_deref().and_then(|t| key_line(t, key)) {
         Some(l) => format!("{cname}:{l}"),
-        None => cname.clone(),
+        None => cname.to_string(),
     };
     if let (Value::Object(top), Some(_)) = (&config, config.get("routes"))
         && let Some(k) = top.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str()))
@@ -209,7 +207,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         let qr = QueryRoutedMetric::from_config(c, BuiltinMetric::from_config).map_err(|e| {
             let at = match &e {
                 RouteError::UnknownKey { key, .. } => at_key(key),
-                _ => cname.clone(),
+                _ => cname.to_string(),
             };
             Failure::bad_input(format!("{at}: {e}"))
         })?;
@@ -217,7 +215,15 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .map_err(|m| Failure::bad_input(format!("{cname}: {m}")))?;
         metrics.push(qr);
     }
+    Ok((metrics, templates))
+}
 
+/// The Jinja2 environment of the `extra_info_templates` (minijinja, strict undefined, Python
+/// string methods, trailing newlines kept) and the template names in config order.
+fn template_env(
+    templates: &Map<String, Value>,
+    cname: &str,
+) -> Result<(minijinja::Environment<'static>, Vec<String>), Failure> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     // Python string/dict methods (`.split()`, `.strip()`, ...) as Jinja2 templates use them.
@@ -229,7 +235,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         env.set_syntax(syntax);
     }
     let mut template_keys = Vec::new();
-    for (k, t) in &templates {
+    for (k, t) in templates {
         let Value::String(src) = t else {
             return Err(Failure::bad_input(format!(
                 "{cname}: extra_info_templates.{k} must be a string"
@@ -239,13 +245,27 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::bad_input(format!("{cname}: extra_info_templates.{k}: {e}")))?;
         template_keys.push(k.clone());
     }
+    Ok((env, template_keys))
+}
 
-    // The data is streamed: each batch of lines is parsed and observed in parallel, then
-    // dropped. Only the per-route accumulators (a few values per selected instance), the line
-    // number of each instance and, with `--out`, a spool of the records (an anonymous temporary
-    // file, read back to write outputs.jsonl) outlive a batch: memory no longer grows with the
-    // size of the records.
-    let dname = display_name(&args.data);
+/// What reading `--data` leaves: one accumulator per routed metric, the line number of each
+/// instance and, with `--out`, the spool of the records.
+struct Streamed {
+    accs: Vec<routeval_query_dsl::route::RoutedAccumulator>,
+    line_of: Vec<usize>,
+    spool: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+/// Stream `--data`: each batch of lines is parsed and observed in parallel, then dropped.
+/// Only the per-route accumulators (a few values per selected instance), the line number of
+/// each instance and, with `--out`, a spool of the records (an anonymous temporary file, read
+/// back to write outputs.jsonl) outlive a batch: memory does not grow with the records' size.
+fn stream_data(
+    args: &RouteArgs,
+    ctx: &RecordContext<'_>,
+    metrics: &[QueryRoutedMetric<BuiltinMetric>],
+) -> Result<Streamed, Failure> {
+    let dname = ctx.dname;
     let mut reader = open_input(&args.data)?;
     let mut spool = match &args.out {
         Some(_) => Some(std::io::BufWriter::new(tempfile::tempfile().map_err(
@@ -253,16 +273,10 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         )?)),
         None => None,
     };
-    let ctx = RecordContext {
-        env: &env,
-        template_keys: &template_keys,
-        dname: &dname,
-    };
     let mut accs: Vec<_> = metrics.iter().map(|m| m.accumulator()).collect();
     let mut line_of: Vec<usize> = Vec::new();
     let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut batch_bytes = 0usize;
-    let mut line_no = 0usize;
+    let (mut batch_bytes, mut line_no) = (0usize, 0usize);
     // Streamed (possibly stdin or compressed): the bar counts the bytes evaluated so far.
     let bar = Bar::with_stage(&format!("reading {dname}"), None, Unit::Bytes);
     let mut unreported = 0u64;
@@ -282,18 +296,31 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         batch_bytes += buf.len();
         batch.push((line_no, buf));
         if batch.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
-            observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
+            observe_batch(ctx, metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
             batch.clear();
             batch_bytes = 0;
             bar.advance(std::mem::take(&mut unreported));
         }
     }
-    observe_batch(&ctx, &metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
+    observe_batch(ctx, metrics, &mut accs, &mut line_of, &mut spool, &batch)?;
     bar.advance(unreported);
-    drop(bar);
-    drop(batch);
-    let n_instances = line_of.len();
+    Ok(Streamed {
+        accs,
+        line_of,
+        spool,
+    })
+}
 
+/// Finish every routed metric: the merged summary (a key produced twice is refused) and one
+/// `{"selected", "unmatched"}` routing entry per metric; prints the routing lines on stderr.
+fn finish_metrics(
+    metrics: &[QueryRoutedMetric<BuiltinMetric>],
+    accs: Vec<routeval_query_dsl::route::RoutedAccumulator>,
+    line_of: &[usize],
+    dname: &str,
+    cname: &str,
+) -> Result<(Map<String, Value>, Vec<Value>), Failure> {
+    let n_instances = line_of.len();
     let mut summary = Map::new();
     let mut routing: Vec<Value> = Vec::new();
     // Instance keys of two routed metrics cannot collide unnoticed: every built-in metric's
@@ -304,43 +331,40 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
         // No per-instance details are held: outputs.jsonl computes them again per record.
         let result = qr
             .finish_with(acc, false)
-            .map_err(|e| route_failure(&e, &dname, &cname, &line_of))?;
-        let selected: Map<String, Value> = qr
-            .routes()
-            .iter()
+            .map_err(|e| route_failure(&e, dname, cname, line_of))?;
+        let names = qr.routes().iter().map(|r| r.name.as_str());
+        let selected: Map<String, Value> = names
+            .clone()
             .zip(&result.selected)
-            .map(|(r, n)| (r.name.clone(), Value::from(*n)))
+            .map(|(r, n)| (r.to_string(), Value::from(*n)))
             .collect();
         routing.push(serde_json::json!({
             "selected": selected,
             "unmatched": result.unmatched.len(),
         }));
-        let names: Vec<String> = qr
-            .routes()
-            .iter()
-            .zip(&result.selected)
-            .map(|(r, n)| format!("{}={n}", r.name))
-            .collect();
         if n_instances == 0 {
             eprintln!("routed 0 instances: the data file has none");
         } else {
+            let counts: Vec<String> = names
+                .zip(&result.selected)
+                .map(|(r, n)| format!("{r}={n}"))
+                .collect();
             eprintln!(
-                "routed {} instances: {}; {} matched no route",
-                n_instances,
-                names.join(", "),
+                "routed {n_instances} instances: {}; {} matched no route",
+                counts.join(", "),
                 result.unmatched.len()
             );
         }
         if qr.on_unmatched() == OnUnmatched::Warn && !result.unmatched.is_empty() {
+            let first: Vec<usize> = result
+                .unmatched
+                .iter()
+                .take(10)
+                .map(|&i| line_of[i])
+                .collect();
             eprintln!(
-                "warning: {} instance(s) matched no route (lines {:?}...)",
-                result.unmatched.len(),
-                result
-                    .unmatched
-                    .iter()
-                    .take(10)
-                    .map(|&i| line_of[i])
-                    .collect::<Vec<_>>()
+                "warning: {} instance(s) matched no route (lines {first:?}...)",
+                result.unmatched.len()
             );
         }
         for (k, v) in result.summary {
@@ -352,86 +376,57 @@ pub(crate) fn run(args: RouteArgs) -> Result<u8, Failure> {
             summary.insert(k, v);
         }
     }
+    Ok((summary, routing))
+}
 
-    let gate_metrics = summary_metrics(&summary);
-    let n_records = n_instances;
-    let md = args.format == crate::report::TextFormat::Md;
-    let report = (args.html.html.is_some() || md).then(|| {
-        routeval_views::route::document(
-            &summary,
-            &routing,
-            n_records,
-            &cname,
-            &display_name(&args.data),
-        )
-    });
-    let stdin_used = crate::report::uses_stdin([args.data.as_path()]);
-    if let Some(doc) = &report {
-        crate::report::write_html(&args.html, doc, stdin_used)?;
-    }
-    let summary = Value::Object(summary);
-    let metrics_json = to_python_json(&summary, Some(4));
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::bad_input(format!("{}: cannot create: {e}", dir.display())))?;
-        let mpath = dir.join("metrics.json");
-        let opath = dir.join("outputs.jsonl");
-        // Both refused before either is written when one of them is an input.
-        crate::output::check_not_input(&mpath)?;
-        crate::output::check_not_input(&opath)?;
-        crate::output::write_file(&mpath, format!("{metrics_json}\n").as_bytes())?;
-        let mut w = crate::output::AtomicFile::create(&opath)?;
-        let tmp_err =
-            |e: std::io::Error| Failure::bad_input(format!("temporary file for --out: {e}"));
-        if let Some(spool) = spool.take() {
-            use std::io::Seek;
-            let mut f = spool.into_inner().map_err(|e| tmp_err(e.into_error()))?;
-            f.rewind().map_err(tmp_err)?;
-            let spooled = std::io::BufReader::new(f);
-            let empty = Value::Object(Map::new());
-            for line in spooled.lines() {
-                let line = line.map_err(tmp_err)?;
-                let rec: Value = serde_json::from_str(&line)
-                    .map_err(|e| Failure::bad_input(format!("temporary file for --out: {e}")))?;
-                let info = match rec.get("extra_info") {
-                    Some(v @ Value::Object(_)) => v,
-                    _ => &empty,
-                };
-                let mut d = Map::new();
-                for qr in &metrics {
-                    d.extend(qr.instance_details(&rec, info));
-                }
-                let mut obj = match rec {
-                    Value::Object(m) => m,
-                    _ => Map::new(),
-                };
-                for (k, v) in d {
-                    obj.insert(k, v);
-                }
-                writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
-                    Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
-                })?;
+/// `--out DIR`: `metrics.json` and `outputs.jsonl` (each spooled record with every routed
+/// metric's instance-level keys added at the top level), both refused before either is
+/// written when one of them is an input; each written atomically.
+fn write_out_dir(
+    dir: &Path,
+    metrics_json: &str,
+    spool: Option<std::io::BufWriter<std::fs::File>>,
+    metrics: &[QueryRoutedMetric<BuiltinMetric>],
+) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::bad_input(format!("{}: cannot create: {e}", dir.display())))?;
+    let mpath = dir.join("metrics.json");
+    let opath = dir.join("outputs.jsonl");
+    crate::output::check_not_input(&mpath)?;
+    crate::output::check_not_input(&opath)?;
+    crate::output::write_file(&mpath, format!("{metrics_json}\n").as_bytes())?;
+    let mut w = crate::output::AtomicFile::create(&opath)?;
+    let tmp_err = |e: std::io::Error| Failure::bad_input(format!("temporary file for --out: {e}"));
+    if let Some(spool) = spool {
+        use std::io::Seek;
+        let mut f = spool.into_inner().map_err(|e| tmp_err(e.into_error()))?;
+        f.rewind().map_err(tmp_err)?;
+        let empty = Value::Object(Map::new());
+        for line in std::io::BufReader::new(f).lines() {
+            let line = line.map_err(tmp_err)?;
+            let rec: Value = serde_json::from_str(&line)
+                .map_err(|e| Failure::bad_input(format!("temporary file for --out: {e}")))?;
+            let info = match rec.get("extra_info") {
+                Some(v @ Value::Object(_)) => v,
+                _ => &empty,
+            };
+            let mut d = Map::new();
+            for qr in metrics {
+                d.extend(qr.instance_details(&rec, info));
             }
+            let mut obj = match rec {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            obj.extend(d);
+            writeln!(w, "{}", to_python_json(&Value::Object(obj), None)).map_err(|e| {
+                Failure::bad_input(format!("{}: cannot write: {e}", opath.display()))
+            })?;
         }
-        w.commit()?;
-        eprintln!("wrote {} and {}", mpath.display(), opath.display());
     }
-    if args.json {
-        let doc = serde_json::json!({
-            "metrics": summary,
-            "instances": n_records,
-            "routing": routing,
-        });
-        emit(args.output.as_ref(), format!("{doc}\n").as_bytes())?;
-    } else if let (true, Some(doc)) = (md, &report) {
-        emit(
-            args.output.as_ref(),
-            crate::report::markdown(doc, stdin_used).as_bytes(),
-        )?;
-    } else {
-        emit(args.output.as_ref(), format!("{metrics_json}\n").as_bytes())?;
-    }
-    args.gates.apply(&gate_metrics)
+    w.commit()?;
+    eprintln!("wrote {} and {}", mpath.display(), opath.display());
+    Ok(())
 }
 
 /// Lines per parallel batch of `route --data`.
@@ -557,25 +552,6 @@ fn observe_batch(
     Ok(())
 }
 
-/// Summary keys are `ROUTE/METRIC` (and `ROUTE/GROUP/METRIC` with `group_by`), so a route
-/// named `a/b` beside a route `a` makes keys ambiguous (`a/b/x` is route `a/b`'s metric `x`,
-/// or route `a`'s group `b`): refused. A `/` in a name alone is kept (the reference accepts
-/// it; its keys stay unambiguous).
-fn ambiguous_route_names<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Result<(), String> {
-    for a in names.clone() {
-        for b in names.clone() {
-            if b.len() > a.len() && b.starts_with(a) && b[a.len()..].starts_with('/') {
-                return Err(format!(
-                    "bad_route: route names {a:?} and {b:?} make metric keys ambiguous ({b}/METRIC \
-                     could be route {a:?}); rename one (a route name may contain '/' only when no \
-                     other route name is its prefix)"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The gate-able metrics of a route summary: every key whose value is a number (or `null`,
 /// not computed), nested objects flattened with `.` (e.g. `open/avg_output_length`).
 fn summary_metrics(summary: &Map<String, Value>) -> routeval_core::gate::MetricList {
@@ -614,18 +590,5 @@ fn route_failure(e: &RouteError, data: &str, config: &str, line_of: &[usize]) ->
             line_of.get(i).copied().unwrap_or(i + 1)
         )),
         None => Failure::bad_input(format!("{config}: {e}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn route_names_that_make_keys_ambiguous_are_refused() {
-        assert!(ambiguous_route_names(["a/b", "c"].into_iter()).is_ok());
-        assert!(ambiguous_route_names(["ab", "a"].into_iter()).is_ok());
-        let e = ambiguous_route_names(["a/b", "a"].into_iter()).unwrap_err();
-        assert!(e.contains("\"a\" and \"a/b\""), "{e}");
     }
 }

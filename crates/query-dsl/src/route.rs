@@ -22,6 +22,7 @@ use routeval_core::Accumulator;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+pub mod config;
 pub mod metrics;
 
 /// An error while building or evaluating a [`QueryRoutedMetric`].
