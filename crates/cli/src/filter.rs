@@ -326,6 +326,19 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
             return finish(&args, out, count, total);
         }
     }
+    let (out, count, total) = filter_streamed(&args, &query, &keys, omk, &name)?;
+    finish(&args, out, count, total)
+}
+
+/// A streamed input (stdin, compressed): a reader thread fills chunks of whole lines while
+/// this thread evaluates them; the matching lines (unless `--count`), the count and the total.
+fn filter_streamed(
+    args: &FilterArgs,
+    query: &Query,
+    keys: &[&str],
+    omk: OnMissingKey,
+    name: &str,
+) -> Result<(Vec<u8>, u64, u64), Failure> {
     let mut reader = open_input(&args.file)?;
 
     let mut out = Vec::new();
@@ -337,7 +350,6 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(1);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| -> Result<(), Failure> {
-        let name = &name;
         let reader = &mut reader;
         let reading = scope.spawn(move || read_chunks(&mut **reader, name, &full_tx, &free_rx));
         let evaluated = (|| {
@@ -345,8 +357,8 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
                 next_line += process_region(
                     &chunk,
                     next_line,
-                    &query,
-                    &keys,
+                    query,
+                    keys,
                     omk,
                     name,
                     !args.count,
@@ -366,7 +378,7 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
         evaluated.and(read)
     })?;
     drop(bar);
-    finish(&args, out, count, total)
+    Ok((out, count, total))
 }
 
 /// Print the matching lines, or their count.

@@ -256,24 +256,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
             .map(|(n, _)| n.to_string())
             .collect::<Vec<_>>(),
     )?;
-    let opts = EvalOptions {
-        measures,
-        version: args.trec_eval,
-        relevance_level: args.level,
-        complete: args.complete,
-        judged_only: args.judged_only,
-        max_docs_per_topic: args
-            .max_docs
-            .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
-        num_docs_in_coll: args.num_docs,
-        ties: args.ties,
-        // --ci resamples queries and reports show distributions: they need the per-query
-        // values (printed only with -q).
-        per_query: args.query
-            || args.ci.ci_level.is_some()
-            || args.html.html.is_some()
-            || args.format == crate::report::TextFormat::Md,
-    };
+    let opts = eval_options(&args, measures);
     let qrels_name = common::display_name(&args.qrels);
     let run_name = common::display_name(&args.run);
     if args.qrels == Path::new("-") && args.run == Path::new("-") {
@@ -298,25 +281,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         trec::evaluate_bytes_with_progress(&qrels, &run_bytes, &run_name, &opts, &qrels_name, &bar)?
     };
     drop(run_bytes);
-    if ev.judged_without_results > 0 {
-        // stdout stays trec_eval's; this is the one thing trec_eval does not say.
-        let n = ev.judged_without_results;
-        let what = if args.complete {
-            format!(
-                "with -c they score 0 and are averaged in (num_q = {})",
-                ev.num_q
-            )
-        } else {
-            format!(
-                "they are left out of the averages (num_q = {}); -c scores them 0 instead",
-                ev.num_q
-            )
-        };
-        eprintln!(
-            "note: {n} judged quer{} in {qrels_name} had no results in {run_name}: {what}",
-            if n == 1 { "y" } else { "ies" }
-        );
-    }
+    judged_without_results_note(&ev, args.complete, &qrels_name, &run_name);
     if args.ties {
         tie_notes(&ev, &run_name, args.json || args.nosummary);
     }
@@ -333,36 +298,100 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     if let Some(doc) = &report {
         crate::report::write_html(&args.html, doc, stdin_used)?;
     }
-    let out = if let (Some(doc), crate::report::TextFormat::Md) = (&report, args.format) {
-        crate::report::markdown(doc, stdin_used).into_bytes()
-    } else if args.json {
-        let view = trec::format::JsonView::new(&ev, args.query)
-            .with_summary(!args.nosummary)
-            .with_ties(args.ties);
-        let mut v = match &intervals {
-            None => serde_json::to_vec(&view),
-            Some(iv) => serde_json::to_value(&view).and_then(|mut j| {
-                if let Some(o) = j.as_object_mut() {
-                    o.insert("ci".into(), crate::ci::to_json(iv));
-                }
-                serde_json::to_vec(&j)
-            }),
-        }
-        .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
-        v.push(b'\n');
-        v
-    } else {
-        let mut t = trec::format::render_text(&ev, args.query, !args.nosummary);
-        if args.ties && !args.nosummary {
-            t.extend_from_slice(&trec::format::render_ties_text(&ev));
-        }
-        if let Some(iv) = &intervals {
-            t.extend_from_slice(crate::ci::render_text(iv, |x| format!("{x:.4}")).as_bytes());
-        }
-        t
-    };
+    let out = stdout_bytes(&args, &ev, report.as_ref(), intervals.as_ref(), stdin_used)?;
     common::emit(args.output.as_ref(), &out)?;
     args.gates.apply(&ev)
+}
+
+/// trec_eval's options from the flags (`measures` parsed and checked already).
+fn eval_options(args: &TrecArgs, measures: MeasureSet) -> EvalOptions {
+    EvalOptions {
+        measures,
+        version: args.trec_eval,
+        relevance_level: args.level,
+        complete: args.complete,
+        judged_only: args.judged_only,
+        max_docs_per_topic: args
+            .max_docs
+            .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX)),
+        num_docs_in_coll: args.num_docs,
+        ties: args.ties,
+        // --ci resamples queries and reports show distributions: they need the per-query
+        // values (printed only with -q).
+        per_query: args.query
+            || args.ci.ci_level.is_some()
+            || args.html.html.is_some()
+            || args.format == crate::report::TextFormat::Md,
+    }
+}
+
+/// The stderr note about judged queries without results (stdout stays trec_eval's; this is
+/// the one thing trec_eval does not say).
+fn judged_without_results_note(
+    ev: &trec::Evaluation,
+    complete: bool,
+    qrels_name: &str,
+    run_name: &str,
+) {
+    if ev.judged_without_results > 0 {
+        let n = ev.judged_without_results;
+        let what = if complete {
+            format!(
+                "with -c they score 0 and are averaged in (num_q = {})",
+                ev.num_q
+            )
+        } else {
+            format!(
+                "they are left out of the averages (num_q = {}); -c scores them 0 instead",
+                ev.num_q
+            )
+        };
+        eprintln!(
+            "note: {n} judged quer{} in {qrels_name} had no results in {run_name}: {what}",
+            if n == 1 { "y" } else { "ies" }
+        );
+    }
+}
+
+/// What `trec` prints: the Markdown report, the JSON view (with `ci`), or trec_eval's text
+/// (with the tie ranges and the intervals).
+fn stdout_bytes(
+    args: &TrecArgs,
+    ev: &trec::Evaluation,
+    report: Option<&routeval_report::Document>,
+    intervals: Option<&routeval_stats::Intervals>,
+    stdin_used: bool,
+) -> Result<Vec<u8>, Failure> {
+    Ok(
+        if let (Some(doc), crate::report::TextFormat::Md) = (report, args.format) {
+            crate::report::markdown(doc, stdin_used).into_bytes()
+        } else if args.json {
+            let view = trec::format::JsonView::new(ev, args.query)
+                .with_summary(!args.nosummary)
+                .with_ties(args.ties);
+            let mut v = match intervals {
+                None => serde_json::to_vec(&view),
+                Some(iv) => serde_json::to_value(&view).and_then(|mut j| {
+                    if let Some(o) = j.as_object_mut() {
+                        o.insert("ci".into(), crate::ci::to_json(iv));
+                    }
+                    serde_json::to_vec(&j)
+                }),
+            }
+            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
+            v.push(b'\n');
+            v
+        } else {
+            let mut t = trec::format::render_text(ev, args.query, !args.nosummary);
+            if args.ties && !args.nosummary {
+                t.extend_from_slice(&trec::format::render_ties_text(ev));
+            }
+            if let Some(iv) = intervals {
+                t.extend_from_slice(crate::ci::render_text(iv, |x| format!("{x:.4}")).as_bytes());
+            }
+            t
+        },
+    )
 }
 
 /// `--ties`' stderr notes: the measures given no range, and (text output) that no tie changes
