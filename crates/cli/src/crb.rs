@@ -641,7 +641,7 @@ fn predict(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Result<TierPrediction, String>>, Failure> {
     let predictions = if spec == "llm" {
-        let mut p = llm::LlmPredictor::new(&a.llm)?;
+        let mut p = a.llm.predictor()?;
         let out = p.predict_batch(values);
         let (failed, first) = p.transport_failures();
         if failed > 0 && failed == values.len() && !a.llm.allow_errors {

@@ -184,10 +184,7 @@ type RoutedMetrics = Vec<QueryRoutedMetric<BuiltinMetric>>;
 
 /// The config's routed metrics (unknown top-level keys refused, messages naming the key's
 /// line in a JSON config) and its `extra_info_templates`.
-fn load_metrics(
-    path: &Path,
-    cname: &str,
-) -> Result<(RoutedMetrics, Map<String, Value>), Failure> {
+fn load_metrics(path: &Path, cname: &str) -> Result<(RoutedMetrics, Map<String, Value>), Failure> {
     let (config, config_text) = load_config(path)?;
     // `FILE:LINE` of a key, when the config is JSON and the key is found.
     let at_key = |key: &str| match config_text.as_deref().and_then(|t| key_line(t, key)) {
