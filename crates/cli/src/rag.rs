@@ -7,7 +7,8 @@
 //! arguments; `--strict` exits 3 when any case failed.
 
 mod baseline;
-mod embed;
+
+use routeval_clients::embed;
 
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -689,11 +690,12 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
                 batch: batch as usize,
                 timeout,
                 retries: retries as u32,
+                label: PROG.into(),
                 backoff: Duration::from_millis(backoff),
             });
             match http {
                 Ok(h) => embedder = Some(Box::new(h)),
-                Err(msg) => return usage_error(&msg),
+                Err(e) => return usage_error(&format!("--embed-url: {e}")),
             }
         }
         #[cfg(not(feature = "embed-http"))]
