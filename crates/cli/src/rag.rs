@@ -155,124 +155,12 @@ const HELP_USAGE: &str = "usage: routeval rag [-h] [--k K] [--threshold THRESHOL
 /// The text of `routeval rag --help` (argparse's layout; also the CLI reference's rag page).
 pub(crate) fn help_text() -> String {
     let mut s = String::from(HELP_USAGE);
-    s.push_str(
-        r#"
-Measure whether a retrieval system is actually retrieving the right things.
-
-CASES is a .json file holding a list of case objects, a .jsonl file holding one
-case object per line, or "-" to read either form from standard input. Each case
-is {"query": ..., "retrieved": [...]} plus the optional "relevant", "answer" and
-"ground_truth" keys. Numbers match rag-quality-check 0.1.0 exactly.
-
-positional arguments:
-  CASES                 .json or .jsonl file of evaluation cases, or "-" for
-                        stdin
-
-options:
-  -h, --help            show this help message and exit
-  --k K                 cut-off for the retrieval metrics (default: 5)
-  --threshold THRESHOLD
-                        similarity at which two texts count as a match
-                        (default: 0.5)
-  --weakest N           show the N worst cases in full under the summary
-                        (default: 3; 0 for none, which also drops the summary's
-                        "weakest cases" list)
-  --json                print the full report as JSON instead of the summary
-  --output PATH, -o PATH
-                        write the report here (.json for to_dict(), otherwise
-                        the summary text; with --format, the rows)
-  --format {csv,jsonl}  print one row per case (index, query, counts, score,
-                        every metric, failures, failure_reasons) instead of the
-                        summary; every file has the same columns
-  --strict              exit 3 when any case failed (a CI quality gate)
-  --fail-under METRIC=VALUE
-                        exit 3 when the mean of METRIC (a metric name below,
-                        a fraction) is under VALUE or could not be computed;
-                        repeatable; the reason goes to stderr
-  --ci LEVEL            add percentile bootstrap confidence intervals (LEVEL a
-                        fraction, e.g. 0.95) of every metric, resampling the
-                        cases that support it (text report and --json "ci")
-  --bootstrap N         bootstrap replicates of --ci and of --baseline's
-                        intervals (default: 1000)
-  --seed S              seed of the --ci and --baseline resampling (default: 42)
-  --baseline CASES2     compare with a baseline's cases, paired by "id" (when
-                        every case has one) or else by position: per metric the
-                        mean difference over the cases both scored, a paired
-                        test, corrected p-values, Cohen's d_z, a paired
-                        bootstrap CI (--ci level, default 0.95) and
-                        wins/ties/losses (text report and --json "baseline")
-  --test {t,wilcoxon,fisher,bootstrap}
-                        paired test of --baseline (default: t), as in
-                        `routeval compare`
-  --correction {holm,bonferroni,none}
-                        correction over the metrics of --baseline (default:
-                        holm)
-  --alpha A             family-wise significance level of --baseline (default:
-                        0.05)
-  --iterations N        resamples of --test fisher/bootstrap (default: 10000)
-  --embed-url URL       score similarity by cosine of embeddings from an
-                        OpenAI-compatible /v1/embeddings endpoint
-  --embed-model NAME    model name sent to --embed-url
-  --embed-key-env VAR   environment variable holding the API key (default:
-                        OPENAI_API_KEY; sent as a Bearer token, never printed)
-  --embed-cmd CMD       score similarity by cosine of embeddings from a command:
-                        it reads one JSON array of texts per line on stdin and
-                        answers one JSON array of vectors per line
-  --embed-batch N       texts per HTTP request (default: 256)
-  --embed-timeout SECS  seconds to wait for one embedding reply (default: 60)
-  --embed-retries N     retries on HTTP 429/5xx or a dropped connection, with
-                        exponential backoff (default: 5)
-  --embed-backoff-ms MS
-                        first backoff in milliseconds, doubled per retry
-                        (default: 500)
-  --qrels QRELS         TREC qrels; with --run, score the run's queries that
-                        have judgments instead of CASES (rag-quality-check's
-                        definitions; documents ranked by score with trec_eval's
-                        tie-break; judgments are graded gains)
-  --run RUN             TREC run (qid Q0 docno rank score tag), with --qrels
-  --where JSON          evaluate only the cases this query matches (routeval's
-                        where language, on each case object); prints "where: N
-                        of M case(s) selected" to stderr; indices stay those of
-                        the input
-  --on-missing-key {skip,error}
-                        a case lacking a key the query names does not match
-                        (skip, the default) or is an error (error)
-  --version             show program's version number and exit
-
-metrics:
-"#,
-    );
+    // The option and definition texts are plain files (crates/cli/help/), bytes as printed.
+    s.push_str(include_str!("../help/rag_options.txt"));
     for m in Metric::ALL {
         s.push_str(&format!("  {:<19} {}\n", m.name(), m.help()));
     }
-    s.push_str(
-        r#"
-definitions (k = cut-off; relevant = gain > 0; ranks after de-duplication):
-  precision_at_k      |relevant in top k| / k (k even when fewer came back)
-  recall_at_k         |relevant in top k| / |relevant known| (labelled cases)
-  mrr                 1 / rank of the first relevant in the top k, else 0 (cut
-                      at k, unlike trec_eval's recip_rank)
-  ndcg_at_k           sum g_i/log2(i+1) over the top k, divided by the same sum
-                      over all known gains sorted descending; linear gains
-  hit_rate            1 if any of the top k is relevant, else 0
-  groundedness        content-word-weighted share of answer sentences whose best
-                      passage scores >= threshold
-  citation_coverage   passages that best support some sentence / passages with
-                      text
-  answer_relevance    similarity(query, answer); a failure only under embeddings
-  answer_correctness  similarity(ground_truth, answer)
-
-examples:
-  routeval rag cases.json
-  routeval rag cases.jsonl --k 3 --threshold 0.4
-  routeval rag cases.json --json > report.json
-  cat cases.json | routeval rag - --weakest 10
-  routeval rag cases.json --format csv -o rows.csv
-  routeval rag cases.json --strict --embed-cmd "python3 my_embed.py"
-  routeval rag --qrels qrels.txt --run run.txt --k 10
-  routeval rag cases.jsonl --where '{"query": {"regex": "refund"}}'
-"#,
-    );
+    s.push_str(include_str!("../help/rag_definitions.txt"));
     s
 }
 
