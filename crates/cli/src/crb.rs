@@ -20,16 +20,14 @@ use routeval_bench_data::crb::selection::{
     SelectOptions, select_bank_rows as select_bank_rows_with,
 };
 use routeval_bench_data::crb::{BankRow, CheckedRow, Quotas, SampleError, check_row, id_repr};
+use routeval_clients::command::CommandPredictor;
 use routeval_core::Tier;
-use routeval_io::child::LineChild;
 use routeval_query_dsl::{OnMissingKey, Query, QueryError};
 use routeval_routing_scores::crb::cases::aggregate_cases;
 use routeval_routing_scores::crb::eval::{
     self, BaselineRun, EvalInput, EvalReport, PublicBank, TokenizerInfo, needed_tiers,
 };
-use routeval_routing_scores::crb::predictions::{
-    parse_command_answer, parse_predictions, parse_tier,
-};
+use routeval_routing_scores::crb::predictions::{parse_predictions, parse_tier};
 use routeval_routing_scores::crb::records::{
     ConstantPredictor, EvalRecord, GoldPredictor, PredictionMap, TierPrediction, TierPredictor,
     make_record,
@@ -186,87 +184,6 @@ fn load_predictions(path: &Path) -> Result<(PredictionMap, Vec<String>), Failure
         eprintln!("warning: {name}: {r}");
     }
     Ok((p.map, p.ids))
-}
-
-/// The `cmd:` predictor: a persistent child process ([`LineChild`]), one JSON row per line in,
-/// one answer per line out (`0`..`3`, a tier name, `{"tier_id", "usage"}`, or `null`/`error: …`
-/// = failed), each within `--cmd-timeout`. A process that exits before answering, stops
-/// answering, or writes more lines than rows, is a hard error naming the row.
-struct CommandPredictor {
-    command: String,
-    child: Option<LineChild>,
-}
-
-impl CommandPredictor {
-    fn spawn(command: &str, timeout: f64) -> Result<Self, Failure> {
-        let child = LineChild::spawn(command, crate::numarg::duration(timeout))
-            .map_err(|e| Failure::bad_input(format!("cmd:{command}: cannot start: {e}")))?;
-        Ok(CommandPredictor {
-            command: command.to_string(),
-            child: Some(child),
-        })
-    }
-
-    /// Predict every row in order; then close stdin and check nothing more was written.
-    fn run(
-        mut self,
-        rows: &[&Value],
-        ids: &[String],
-    ) -> Result<Vec<Result<TierPrediction, String>>, Failure> {
-        let mut out = Vec::with_capacity(rows.len());
-        let Some(mut child) = self.child.take() else {
-            return Err(Failure::bad_input(format!(
-                "cmd:{}: not running",
-                self.command
-            )));
-        };
-        let bar = crate::progress::Bar::with_stage(
-            &format!("cmd:{}", self.command),
-            Some(rows.len() as u64),
-            routeval_core::progress::Unit::Items,
-        );
-        let mut errors = 0u64;
-        for (i, row) in rows.iter().enumerate() {
-            let line = serde_json::to_string(row).map_err(|e| Failure::bad_input(e.to_string()))?;
-            // Integers beyond 64 bits go out with their digits, as they came in.
-            let line = routeval_core::py::unmark_big_ints(&line).into_owned();
-            let id = ids.get(i).map(String::as_str).unwrap_or("?");
-            let answer = child.ask(&line).map_err(|e| {
-                Failure::bad_input(format!(
-                    "cmd:{}: row {} (id {id}): {e}",
-                    self.command,
-                    i + 1
-                ))
-            })?;
-            let p = parse_command_answer(answer.trim(), routeval_io::child::clip).map_err(
-                |(e, unreadable)| {
-                    if unreadable {
-                        crate::progress::note(&format!(
-                            "warning: cmd:{}: row {}: {e}; counted as a predictor error",
-                            self.command, id
-                        ));
-                    }
-                    e
-                },
-            );
-            if p.is_err() {
-                errors += 1;
-                routeval_core::Progress::status(&bar, &format!("{errors} predictor errors"));
-            }
-            routeval_core::Progress::advance(&bar, 1);
-            out.push(p);
-        }
-        drop(bar);
-        let extra = child.finish(std::time::Duration::from_secs(5));
-        if extra > 0 {
-            return Err(Failure::bad_input(format!(
-                "cmd:{}: wrote {extra} more non-empty line(s) than the {} input rows: desynchronised (exactly one answer line per row is required)",
-                self.command,
-                rows.len()
-            )));
-        }
-        Ok(out)
-    }
 }
 
 /// The tokenizer directory by the cache rule (`routeval_bench_data::cache`).
@@ -653,7 +570,12 @@ fn predict(
         out
     } else if let Some(cmd) = spec.strip_prefix("cmd:") {
         let ids: Vec<String> = checked.iter().map(|c| id_repr(&c.id)).collect();
-        CommandPredictor::spawn(cmd, a.cmd_timeout)?.run(values, &ids)?
+        {
+            let bar = crate::progress::Bar::new();
+            CommandPredictor::spawn(cmd, crate::numarg::duration(a.cmd_timeout))
+                .and_then(|p| p.run(values, &ids, &bar))
+                .map_err(|e| Failure::bad_input(e.0))?
+        }
     } else {
         let mut p: Box<dyn TierPredictor> = if spec == "gold" {
             Box::new(GoldPredictor)

@@ -15,8 +15,7 @@ use routeval_bench_data::gqr::build::ExportRow;
 use routeval_bench_data::gqr::data::GqrData;
 use routeval_bench_data::gqr::store::build_dir;
 use routeval_bench_data::gqr::{OOD_SETS, UNSEEN_SETS};
-use routeval_io::child::LineChild;
-use routeval_routing_scores::gqr::RawLabel;
+use routeval_clients::command::CommandRouter;
 use routeval_routing_scores::gqr::run::{
     self, MatchedLabels, Resampling, Row, ScoreInput, ScoreRun,
 };
@@ -356,69 +355,6 @@ fn export(a: ExportArgs) -> CmdResult {
     Ok(EXIT_OK)
 }
 
-/// A persistent router process ([`LineChild`]): one JSON string per line in, one label per
-/// line out, each answer within `--cmd-timeout`.
-struct Router {
-    child: Option<LineChild>,
-    cmd: String,
-    line: u64,
-}
-
-impl Router {
-    fn spawn(cmd: &str, timeout: f64) -> Result<Router, Failure> {
-        let child = LineChild::spawn(cmd, crate::numarg::duration(timeout))
-            .map_err(|e| Failure::bad_input(format!("--cmd {cmd:?}: cannot start: {e}")))?;
-        Ok(Router {
-            child: Some(child),
-            cmd: cmd.to_string(),
-            line: 0,
-        })
-    }
-
-    /// Route the text of row `id`.
-    fn route(&mut self, text: &str, id: &str) -> Result<RawLabel, Failure> {
-        self.line += 1;
-        let fail = |what: String| {
-            Failure::bad_input(format!(
-                "router {:?}: output line {} (row {id}): {what}",
-                self.cmd, self.line
-            ))
-        };
-        let msg = serde_json::to_string(text).unwrap_or_default();
-        let Some(child) = self.child.as_mut() else {
-            return Err(fail("the router was already closed".into()));
-        };
-        let reply = child.ask(&msg).map_err(|e| fail(e.to_string()))?;
-        let t = reply.trim();
-        match serde_json::from_str::<Value>(t)
-            .ok()
-            .and_then(|v| RawLabel::from_json(&v))
-        {
-            Some(l @ (RawLabel::Int(_) | RawLabel::Float(_))) => Ok(l),
-            _ => Err(fail(format!(
-                "expected an integer label, got {:?}",
-                routeval_io::child::clip(t)
-            ))),
-        }
-    }
-
-    /// Close the router's stdin and check it wrote nothing beyond one line per input; the
-    /// router's process group is killed afterwards.
-    fn finish(&mut self) -> Result<(), Failure> {
-        let Some(child) = self.child.take() else {
-            return Ok(());
-        };
-        let extra = child.finish(std::time::Duration::from_secs(5));
-        if extra > 0 {
-            return Err(Failure::bad_input(format!(
-                "router {:?}: wrote {extra} more non-empty line(s) than the {} inputs: desynchronised (exactly one output line per input line is required)",
-                self.cmd, self.line
-            )));
-        }
-        Ok(())
-    }
-}
-
 /// The labels of `rows` from a predictions file (`--predictions`, `--baseline`,
 /// `routeval_routing_scores::gqr::run`), with the line each came from. Every row needs a
 /// prediction (else exit 2 naming the first missing ids); repeated ids and ids outside the
@@ -614,7 +550,8 @@ fn router_labels(a: &ScoreArgs, rows: &[Row<'_>]) -> Result<(MatchedLabels, Vec<
     match (&a.predictions, &a.cmd) {
         (Some(p), _) => Ok((labels_from_file(p, rows)?, Vec::new())),
         (None, Some(cmd)) => {
-            let mut router = Router::spawn(cmd, a.cmd_timeout)?;
+            let mut router = CommandRouter::spawn(cmd, crate::numarg::duration(a.cmd_timeout))
+                .map_err(|e| Failure::bad_input(e.0))?;
             let bar = crate::progress::bar(
                 rows.len() as u64,
                 "{spinner} routing {pos}/{len} texts [{bar:30}] {per_sec} eta {eta}",
@@ -623,14 +560,16 @@ fn router_labels(a: &ScoreArgs, rows: &[Row<'_>]) -> Result<(MatchedLabels, Vec<
             let mut latency = Vec::with_capacity(rows.len());
             for r in rows {
                 let t0 = Instant::now();
-                let l = router.route(r.text, r.id)?;
+                let l = router
+                    .route(r.text, r.id)
+                    .map_err(|e| Failure::bad_input(e.0))?;
                 latency.push(t0.elapsed().as_secs_f64() * 1000.0);
                 out.labels.push(l);
-                out.lines.push(router.line);
+                out.lines.push(router.line());
                 bar.inc(1);
             }
             bar.finish_and_clear();
-            router.finish()?;
+            router.finish().map_err(|e| Failure::bad_input(e.0))?;
             if let Some(path) = &a.save_predictions {
                 write_file(
                     path,
