@@ -14,8 +14,8 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use routeval_query_dsl::{OnMissingKey, Query};
 use routeval_retrieval_metrics::rag::{
-    Embedder, Metric, Options, PyValue, RagError, RagReport, RagRun, evaluate, evaluate_indexed,
-    parse_cases, py_float_str, py_int_str, pyfmt, pyjson,
+    Embedder, Metric, Options, PyValue, RagError, RagReport, evaluate, evaluate_indexed,
+    parse_cases, py_float_str, py_int_str, pyfmt, stream_evaluate,
 };
 use std::ffi::OsString;
 use std::io::Write;
@@ -603,7 +603,7 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
                          which: &str|
      -> Result<RagReport, RagError> {
         let streamed = if embedder.is_none() && selection.is_none() {
-            stream_evaluate(text, origin, &opts)
+            stream_evaluate(text, origin, &opts, &crate::progress::Bar::new())
         } else {
             None
         };
@@ -799,75 +799,6 @@ fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, Stri
     evaluate(&cases, opts, None).map_err(|e| e.to_string())
 }
 
-/// Cases per parallel batch on the streaming path.
-const BATCH: usize = 512;
-
-/// The lexical path for a top-level JSON array: parse and score it batch by batch, so the
-/// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array;
-/// the caller then reads it the reference's way (JSON value, else JSON Lines) and gets the
-/// same errors it would.
-fn stream_evaluate(
-    text: &str,
-    origin: &str,
-    opts: &Options,
-) -> Option<Result<RagReport, RagError>> {
-    let stripped = text.trim_matches(routeval_retrieval_metrics::rag::text::is_space);
-    if !stripped.starts_with('[') {
-        return None;
-    }
-    let mut run = RagRun::new(opts);
-    // Parse on one thread while the previous batch is scored on rayon's pool.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<PyValue>>(1);
-    let parsed = std::thread::scope(|scope| {
-        let parser = scope.spawn(move || {
-            let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
-            let mut not_object: Option<usize> = None;
-            let mut index = 0usize;
-            let parsed = pyjson::stream_array(stripped, |v| {
-                if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
-                    not_object = Some(index);
-                }
-                index += 1;
-                if not_object.is_none() {
-                    batch.push(v);
-                    if batch.len() == BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        // The receiver only goes away once parsing is over.
-                        let _ = tx.send(full);
-                    }
-                }
-            });
-            if not_object.is_none() && !batch.is_empty() {
-                let _ = tx.send(batch);
-            }
-            (parsed, not_object)
-        });
-        let bar = crate::progress::Bar::with_stage(
-            &format!("scoring cases of {origin}"),
-            None,
-            routeval_core::progress::Unit::Items,
-        );
-        for batch in rx.iter() {
-            if let Ok(run) = run.as_mut() {
-                run.push(&batch);
-            }
-            routeval_core::Progress::advance(&bar, batch.len() as u64);
-        }
-        parser.join()
-    });
-    let (parsed, not_object) = parsed.ok()?;
-    match parsed {
-        Ok(true) => {}
-        Ok(false) | Err(_) => return None,
-    }
-    if let Some(i) = not_object {
-        return Some(Err(RagError::Input(format!(
-            "{origin}: case {i} is not a JSON object"
-        ))));
-    }
-    Some(run.and_then(RagRun::finish))
-}
-
 fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {
     let mut buf = Vec::new();
     // Writing into a Vec cannot fail.
@@ -909,47 +840,6 @@ impl CiRequest {
     }
 }
 
-/// The report's JSON (`json.dumps(to_dict, indent=2)`, byte-identical to the reference)
-/// followed, with `--ci`, by a last `"ci"` member (indented the same way).
-fn write_report_json<W: Write + Send>(
-    report: &RagReport,
-    intervals: Option<&Intervals>,
-    comparison: Option<&RagBaseline>,
-    w: &mut W,
-) -> std::io::Result<()> {
-    let mut members: Vec<(&str, serde_json::Value)> = Vec::new();
-    if let Some(iv) = intervals {
-        members.push(("ci", crate::ci::to_json(iv)));
-    }
-    if let Some(c) = comparison {
-        members.push(("baseline", serde_json::to_value(c).unwrap_or_default()));
-    }
-    if members.is_empty() {
-        return report.write_json(w);
-    }
-    let mut v = Vec::new();
-    report.write_json(&mut v)?;
-    // The reference's object ends with "\n}"; insert the extra member before it.
-    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
-        v.pop();
-    }
-    if v.last() != Some(&b'}') {
-        return Err(std::io::Error::other("report JSON does not end with '}'"));
-    }
-    v.pop();
-    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
-        v.pop();
-    }
-    w.write_all(&v)?;
-    for (key, value) in members {
-        let block = serde_json::to_string_pretty(&value)
-            .map_err(std::io::Error::other)?
-            .replace('\n', "\n  ");
-        write!(w, ",\n  \"{key}\": {block}")?;
-    }
-    w.write_all(b"\n}")
-}
-
 fn write_outputs(
     report: &RagReport,
     args: &RagArgs,
@@ -989,25 +879,15 @@ fn write_outputs(
         Some(doc) if md => crate::report::markdown(doc, stdin_used)
             .trim_end()
             .to_string(),
-        _ => {
-            let mut t = report.render(PROG, weakest);
-            if let Some(iv) = intervals {
-                t.push_str("\n\n");
-                t.push_str(crate::ci::render_text(iv, |x| format!("{x:.4}")).trim_end());
-            }
-            if let Some(c) = comparison {
-                t.push_str("\n\n");
-                t.push_str(routeval_views::rag::baseline_text(c).trim_end());
-            }
-            t
-        }
+        _ => routeval_views::rag::summary_text(report, PROG, weakest, intervals, comparison),
     };
     if let Some(path) = &args.output {
         let bytes = match format {
             Some(f) => rows(report, f),
             None if path.to_lowercase().ends_with(".json") => {
                 let mut v = Vec::new();
-                let _ = write_report_json(report, intervals, comparison, &mut v);
+                let _ =
+                    routeval_views::rag::write_report_json(report, intervals, comparison, &mut v);
                 v.push(b'\n');
                 v
             }
@@ -1027,7 +907,7 @@ fn write_outputs(
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.
             drop(out);
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-            let res = write_report_json(report, intervals, comparison, &mut w)
+            let res = routeval_views::rag::write_report_json(report, intervals, comparison, &mut w)
                 .and_then(|()| w.write_all(b"\n"))
                 .and_then(|()| w.flush());
             out = stdout.lock();

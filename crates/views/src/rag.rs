@@ -275,3 +275,69 @@ fn ci_text(ci: Option<[f64; 2]>) -> String {
             format!("[{}, {}]", signed(x[0]), signed(x[1]))
         })
 }
+
+/// The text `rag` prints (the reference's summary for `prog`, the `weakest` cases), followed,
+/// with `--ci`, by the intervals block and, with `--baseline`, by the comparison block.
+pub fn summary_text(
+    report: &RagReport,
+    prog: &str,
+    weakest: i64,
+    intervals: Option<&routeval_stats::Intervals>,
+    comparison: Option<&RagBaseline>,
+) -> String {
+    let mut t = report.render(prog, weakest);
+    if let Some(iv) = intervals {
+        t.push_str("\n\n");
+        t.push_str(crate::intervals_text(iv, |x| format!("{x:.4}")).trim_end());
+    }
+    if let Some(c) = comparison {
+        t.push_str("\n\n");
+        t.push_str(baseline_text(c).trim_end());
+    }
+    t
+}
+
+/// The report's JSON (`json.dumps(to_dict, indent=2)`, byte-identical to the reference)
+/// followed, with `--ci`, by a `"ci"` member and, with `--baseline`, a last `"baseline"`
+/// member (indented the same way).
+///
+/// # Errors
+/// The writer's errors.
+pub fn write_report_json<W: std::io::Write + Send>(
+    report: &RagReport,
+    intervals: Option<&routeval_stats::Intervals>,
+    comparison: Option<&RagBaseline>,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let mut members: Vec<(&str, serde_json::Value)> = Vec::new();
+    if let Some(iv) = intervals {
+        members.push(("ci", crate::intervals_json(iv)));
+    }
+    if let Some(c) = comparison {
+        members.push(("baseline", serde_json::to_value(c).unwrap_or_default()));
+    }
+    if members.is_empty() {
+        return report.write_json(w);
+    }
+    let mut v = Vec::new();
+    report.write_json(&mut v)?;
+    // The reference's object ends with "\n}"; insert the extra member before it.
+    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        v.pop();
+    }
+    if v.last() != Some(&b'}') {
+        return Err(std::io::Error::other("report JSON does not end with '}'"));
+    }
+    v.pop();
+    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        v.pop();
+    }
+    w.write_all(&v)?;
+    for (key, value) in members {
+        let block = serde_json::to_string_pretty(&value)
+            .map_err(std::io::Error::other)?
+            .replace('\n', "\n  ");
+        write!(w, ",\n  \"{key}\": {block}")?;
+    }
+    w.write_all(b"\n}")
+}

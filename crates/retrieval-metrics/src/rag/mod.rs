@@ -34,12 +34,14 @@ pub mod text;
 mod case;
 pub mod compare;
 mod report;
+mod stream;
 mod trec_input;
 mod unicode_tables;
 
 pub use case::{IdKey, py_float_str, py_int_str};
 pub use pyjson::{JsonError, PyValue};
 pub use report::{CaseResult, FRAME_BASE_COLUMNS, NoteGroup, RagReport, RagTotals};
+pub use stream::stream_evaluate;
 pub use trec_input::cases_from_trec;
 
 use case::{as_gains, as_item, non_blank, query_text};
