@@ -275,79 +275,197 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         println!("{PROG} {}", env!("CARGO_PKG_VERSION"));
         return Ok(0);
     }
-    let k = match &args.k {
-        None => 5,
-        Some(s) => match py_int_str(s) {
-            Some(v) => v,
-            None => {
-                return usage_error(&format!(
-                    "argument --k: invalid int value: {}",
-                    pyfmt::repr_str(s)
-                ));
-            }
+    match Plan::from_args(&args) {
+        Ok(plan) => match &plan.trec_files {
+            Some((qrels, run)) => run_trec(&args, &plan, qrels, run),
+            None => run_cases(&args, &plan),
         },
-    };
-    let threshold = match &args.threshold {
-        None => 0.5,
-        Some(s) => match py_float_str(s) {
-            Some(v) => v,
-            None => {
-                return usage_error(&format!(
+        Err(stop) => stop.report(),
+    }
+}
+
+/// Why `rag` stops before evaluating: a usage error (argparse's short usage block, or
+/// `--help`'s for routeval's own options; exit 2) or an input error (exit 1).
+enum Stop {
+    Usage(String),
+    FullUsage(String),
+    Input(String),
+}
+
+impl Stop {
+    fn report(self) -> CmdResult {
+        match self {
+            Stop::Usage(m) => usage_error(&m),
+            Stop::FullUsage(m) => full_usage_error(&m),
+            Stop::Input(m) => input_error(&m),
+        }
+    }
+}
+
+/// `--embed-batch/--embed-timeout/--embed-retries/--embed-backoff-ms`, validated.
+struct EmbedLimits {
+    batch: u64,
+    timeout: Duration,
+    retries: u64,
+    backoff_ms: u64,
+}
+
+/// The validated options of one `rag` run.
+struct Plan {
+    opts: Options,
+    weakest: i64,
+    md: bool,
+    format: Option<RowFormat>,
+    gates: Vec<Gate>,
+    ci: Option<CiRequest>,
+    baseline: Option<baseline::Request>,
+    /// `--qrels QRELS --run RUN` instead of CASES.
+    trec_files: Option<(String, String)>,
+    /// CASES (empty with `--qrels/--run`).
+    target: String,
+    selection: Option<(Query, OnMissingKey)>,
+    limits: EmbedLimits,
+}
+
+/// An optional int (`py_int_str`), else `default`; argparse's message names `flag`.
+fn int_arg(flag: &str, v: &Option<String>, default: i64) -> Result<i64, Stop> {
+    match v {
+        None => Ok(default),
+        Some(s) => py_int_str(s).ok_or_else(|| {
+            Stop::Usage(format!(
+                "argument --{flag}: invalid int value: {}",
+                pyfmt::repr_str(s)
+            ))
+        }),
+    }
+}
+
+/// An optional count within `lo..=hi` (`crate::numarg`'s bounds), else `default`.
+fn count_arg(name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64) -> Result<u64, Stop> {
+    match v {
+        None => Ok(default),
+        Some(s) => match py_int_str(s) {
+            Some(n) if (lo..=hi).contains(&n) => Ok(n as u64),
+            Some(_) => Err(Stop::Usage(format!(
+                "argument --{name}: {} is out of range (expected {lo}..={hi})",
+                pyfmt::repr_str(s)
+            ))),
+            None => Err(Stop::Usage(format!(
+                "argument --{name}: invalid int value: {}",
+                pyfmt::repr_str(s)
+            ))),
+        },
+    }
+}
+
+impl Plan {
+    /// Every option checked, in the order the messages have always come (the first problem
+    /// is the one reported).
+    fn from_args(args: &RagArgs) -> Result<Plan, Stop> {
+        let k = int_arg("k", &args.k, 5)?;
+        let threshold = match &args.threshold {
+            None => 0.5,
+            Some(s) => py_float_str(s).ok_or_else(|| {
+                Stop::Usage(format!(
                     "argument --threshold: invalid float value: {}",
                     pyfmt::repr_str(s)
-                ));
-            }
-        },
-    };
-    let weakest = match &args.weakest {
-        None => 3,
-        Some(s) => match py_int_str(s) {
-            Some(v) => v,
-            None => {
-                return usage_error(&format!(
-                    "argument --weakest: invalid int value: {}",
-                    pyfmt::repr_str(s)
-                ));
-            }
-        },
-    };
+                ))
+            })?,
+        };
+        let weakest = int_arg("weakest", &args.weakest, 3)?;
+        let (format, md) = row_format(args)?;
+        let gates = parse_gates(args)?;
+        let ci = match &args.ci {
+            None => None,
+            Some(s) => Some(
+                crate::ci::parse_level(s)
+                    .map_err(|e| Stop::Usage(format!("argument --ci: {e}")))?,
+            ),
+        };
+        check_combinations(args, ci.is_some(), format.is_some())?;
+        let limits = embed_limits(args)?;
+        let replicates = count_arg("bootstrap", &args.bootstrap, 1000, 1, 10_000_000)?;
+        let seed = match &args.seed {
+            None => 42,
+            Some(s) => match py_int_str(s) {
+                Some(v) if v >= 0 => v as u64,
+                _ => {
+                    return Err(Stop::Usage(format!(
+                        "argument --seed: invalid value: {} (expected an integer >= 0)",
+                        pyfmt::repr_str(s)
+                    )));
+                }
+            },
+        };
+        let baseline = match &args.baseline {
+            None => None,
+            Some(path) => Some(
+                baseline::Request::parse(path, baseline_flags(args), ci, replicates, seed)
+                    .map_err(Stop::Usage)?,
+            ),
+        };
+        let ci = ci.map(|level| CiRequest {
+            level,
+            replicates,
+            seed,
+        });
+        let (trec_files, target, selection) = sources(args)?;
+        check_embed_flags(args)?;
+        Ok(Plan {
+            opts: Options { k, threshold },
+            weakest,
+            md,
+            format,
+            gates,
+            ci,
+            baseline,
+            trec_files,
+            target,
+            selection,
+            limits,
+        })
+    }
+}
+
+/// `--format csv|jsonl|md` (rows, or the Markdown report), refused together with `--json`.
+fn row_format(args: &RagArgs) -> Result<(Option<RowFormat>, bool), Stop> {
     let md = args.format.as_deref() == Some("md");
     let format = match args.format.as_deref() {
         None | Some("md") => None,
         Some("csv") => Some(RowFormat::Csv),
         Some("jsonl") => Some(RowFormat::Jsonl),
         Some(other) => {
-            return usage_error(&format!(
+            return Err(Stop::Usage(format!(
                 "argument --format: invalid choice: {} (choose from 'csv', 'jsonl', 'md')",
                 pyfmt::repr_str(other)
-            ));
+            )));
         }
     };
-    // Each numeric option within what it can sensibly mean (`crate::numarg`'s bounds).
     if args.json && (format.is_some() || md) {
         // Two different stdout formats asked for: refuse rather than pick one silently.
-        return usage_error("argument --format: not allowed with argument --json");
+        return Err(Stop::Usage(
+            "argument --format: not allowed with argument --json".into(),
+        ));
     }
+    Ok((format, md))
+}
+
+/// `--fail-under METRIC=VALUE` gates, each naming a metric.
+fn parse_gates(args: &RagArgs) -> Result<Vec<Gate>, Stop> {
     let mut gates = Vec::with_capacity(args.fail_under.len());
     for g in &args.fail_under {
-        match g.parse::<Gate>() {
-            Ok(g) => gates.push(g),
-            Err(e) => return usage_error(&e.to_string()),
-        }
+        gates.push(g.parse::<Gate>().map_err(|e| Stop::Usage(e.to_string()))?);
     }
-    if let Err(e) = gate::validate(&gates, &Metric::ALL.map(|m| m.name().to_string())) {
-        return usage_error(&e.to_string());
-    }
-    let ci = match &args.ci {
-        None => None,
-        Some(s) => match crate::ci::parse_level(s) {
-            Ok(l) => Some(l),
-            Err(e) => return usage_error(&format!("argument --ci: {e}")),
-        },
-    };
-    if ci.is_none() && args.baseline.is_none() && (args.bootstrap.is_some() || args.seed.is_some())
-    {
-        return usage_error("--bootstrap and --seed go with --ci LEVEL or --baseline CASES2");
+    gate::validate(&gates, &Metric::ALL.map(|m| m.name().to_string()))
+        .map_err(|e| Stop::Usage(e.to_string()))?;
+    Ok(gates)
+}
+
+/// The flags that only make sense together (or never together).
+fn check_combinations(args: &RagArgs, ci: bool, rows: bool) -> Result<(), Stop> {
+    let no = |m: &str| Err(Stop::Usage(m.to_string()));
+    if !ci && args.baseline.is_none() && (args.bootstrap.is_some() || args.seed.is_some()) {
+        return no("--bootstrap and --seed go with --ci LEVEL or --baseline CASES2");
     }
     if args.baseline.is_none() {
         for (flag, v) in [
@@ -357,272 +475,257 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
             ("--iterations", &args.iterations),
         ] {
             if v.is_some() {
-                return usage_error(&format!("{flag} goes with --baseline CASES2"));
+                return no(&format!("{flag} goes with --baseline CASES2"));
             }
         }
     }
-    if args.baseline.is_some() && format.is_some() {
-        return usage_error(
+    if args.baseline.is_some() && rows {
+        return no(
             "argument --baseline: not allowed with argument --format (rows are per case; use the report or --json)",
         );
     }
     if args.baseline.as_deref() == Some("-") && args.cases.as_deref() == Some("-") {
-        return usage_error("argument --baseline: CASES and CASES2 cannot both be \"-\" (stdin)");
+        return no("argument --baseline: CASES and CASES2 cannot both be \"-\" (stdin)");
     }
     if args.baseline.is_some() && (args.qrels.is_some() || args.run.is_some()) {
-        return usage_error("--baseline compares CASES files; it does not apply to --qrels/--run");
+        return no("--baseline compares CASES files; it does not apply to --qrels/--run");
     }
-    if ci.is_some() && format.is_some() {
-        return usage_error(
+    if ci && rows {
+        return no(
             "argument --ci: not allowed with argument --format (rows have no intervals; use the report or --json)",
         );
     }
-    let parse_num =
-        |name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64| -> Result<u64, String> {
-            match v {
-                None => Ok(default),
-                Some(s) => match py_int_str(s) {
-                    Some(n) if (lo..=hi).contains(&n) => Ok(n as u64),
-                    Some(_) => Err(format!(
-                        "argument --{name}: {} is out of range (expected {lo}..={hi})",
-                        pyfmt::repr_str(s)
-                    )),
-                    None => Err(format!(
-                        "argument --{name}: invalid int value: {}",
-                        pyfmt::repr_str(s)
-                    )),
-                },
-            }
-        };
-    let (batch, timeout, retries, backoff) = match (
-        parse_num(
-            "embed-batch",
-            &args.embed_batch,
-            256,
-            1,
-            crate::numarg::MAX_BATCH as i64,
-        ),
-        match &args.embed_timeout {
-            None => Ok(60.0),
-            Some(s) => match py_float_str(s) {
-                Some(v) if v > 0.0 && v <= crate::numarg::MAX_SECONDS => Ok(v),
-                _ => Err(format!(
+    Ok(())
+}
+
+/// The embedding client's limits, each within `crate::numarg`'s bounds.
+fn embed_limits(args: &RagArgs) -> Result<EmbedLimits, Stop> {
+    let batch = count_arg(
+        "embed-batch",
+        &args.embed_batch,
+        256,
+        1,
+        crate::numarg::MAX_BATCH as i64,
+    )?;
+    let timeout = match &args.embed_timeout {
+        None => 60.0,
+        Some(s) => match py_float_str(s) {
+            Some(v) if v > 0.0 && v <= crate::numarg::MAX_SECONDS => v,
+            _ => {
+                return Err(Stop::Usage(format!(
                     "argument --embed-timeout: invalid value: {} (expected seconds, more than 0, at most {})",
                     pyfmt::repr_str(s),
                     crate::numarg::MAX_SECONDS
-                )),
-            },
-        },
-        parse_num(
-            "embed-retries",
-            &args.embed_retries,
-            5,
-            0,
-            crate::numarg::MAX_COUNT as i64,
-        ),
-        parse_num(
-            "embed-backoff-ms",
-            &args.embed_backoff_ms,
-            500,
-            0,
-            (crate::numarg::MAX_SECONDS * 1000.0) as i64,
-        ),
-    ) {
-        (Ok(b), Ok(t), Ok(r), Ok(bo)) => (b, t, r, bo),
-        (Err(m), ..) | (_, Err(m), ..) | (_, _, Err(m), _) | (.., Err(m)) => {
-            return usage_error(&m);
-        }
-    };
-    let replicates = match parse_num("bootstrap", &args.bootstrap, 1000, 1, 10_000_000) {
-        Ok(n) => n,
-        Err(m) => return usage_error(&m),
-    };
-    let seed = match &args.seed {
-        None => 42,
-        Some(s) => match py_int_str(s) {
-            Some(v) if v >= 0 => v as u64,
-            _ => {
-                return usage_error(&format!(
-                    "argument --seed: invalid value: {} (expected an integer >= 0)",
-                    pyfmt::repr_str(s)
-                ));
+                )));
             }
         },
     };
-    let baseline_request = match &args.baseline {
-        None => None,
-        Some(path) => match baseline::Request::parse(
-            path,
-            baseline::Flags {
-                test: args.test.as_deref(),
-                correction: args.correction.as_deref(),
-                alpha: args.alpha.as_deref(),
-                iterations: args.iterations.as_deref(),
-            },
-            ci,
-            replicates,
-            seed,
-        ) {
-            Ok(r) => Some(r),
-            Err(m) => return usage_error(&m),
-        },
-    };
-    let ci = ci.map(|level| CiRequest {
-        level,
-        replicates,
-        seed,
-    });
+    let retries = count_arg(
+        "embed-retries",
+        &args.embed_retries,
+        5,
+        0,
+        crate::numarg::MAX_COUNT as i64,
+    )?;
+    let max_ms = (crate::numarg::MAX_SECONDS * 1000.0) as i64;
+    let backoff_ms = count_arg("embed-backoff-ms", &args.embed_backoff_ms, 500, 0, max_ms)?;
+    Ok(EmbedLimits {
+        batch,
+        timeout: crate::numarg::duration(timeout),
+        retries,
+        backoff_ms,
+    })
+}
+
+/// The raw `--test/--correction/--alpha/--iterations` of `--baseline`.
+fn baseline_flags(args: &RagArgs) -> baseline::Flags<'_> {
+    baseline::Flags {
+        test: args.test.as_deref(),
+        correction: args.correction.as_deref(),
+        alpha: args.alpha.as_deref(),
+        iterations: args.iterations.as_deref(),
+    }
+}
+
+/// The sources: `--qrels/--run` or CASES, and the `--where` selection.
+#[allow(clippy::type_complexity)]
+fn sources(
+    args: &RagArgs,
+) -> Result<
+    (
+        Option<(String, String)>,
+        String,
+        Option<(Query, OnMissingKey)>,
+    ),
+    Stop,
+> {
+    let usage = |m: &str| Err(Stop::Usage(m.to_string()));
     let trec_files = match (&args.qrels, &args.run) {
         (Some(q), Some(r)) => Some((q.clone(), r.clone())),
         (None, None) => None,
-        _ => return usage_error("--qrels and --run go together"),
+        _ => return usage("--qrels and --run go together"),
     };
     if trec_files.is_some() && args.cases.is_some() {
-        return usage_error("argument CASES: not allowed with --qrels/--run");
+        return usage("argument CASES: not allowed with --qrels/--run");
     }
     if trec_files.is_some() && (args.embed_url.is_some() || args.embed_cmd.is_some()) {
-        return usage_error("--qrels/--run score ids only: embeddings do not apply");
+        return usage("--qrels/--run score ids only: embeddings do not apply");
     }
     let target = match (&args.cases, &trec_files) {
         (Some(t), _) => t.clone(),
         (None, Some(_)) => String::new(),
-        (None, None) => return usage_error("the following arguments are required: CASES"),
+        (None, None) => return usage("the following arguments are required: CASES"),
     };
     let selection = match (&args.where_, args.on_missing_key.as_deref()) {
         (None, None) => None,
-        (None, Some(_)) => return usage_error("--on-missing-key goes with --where"),
+        (None, Some(_)) => return usage("--on-missing-key goes with --where"),
         (Some(w), omk) => {
             let omk = match omk {
                 None | Some("skip") => OnMissingKey::Skip,
                 Some("error") => OnMissingKey::Error,
                 Some(other) => {
-                    return usage_error(&format!(
+                    return usage(&format!(
                         "argument --on-missing-key: invalid choice: {} (choose from 'skip', 'error')",
                         pyfmt::repr_str(other)
                     ));
                 }
             };
             if trec_files.is_some() {
-                return usage_error("--where selects CASES; it does not apply to --qrels/--run");
+                return usage("--where selects CASES; it does not apply to --qrels/--run");
             }
-            match Query::parse_str(w) {
-                Ok(q) => Some((q, omk)),
-                Err(e) => return input_error(&format!("--where: {e}")),
-            }
+            let q = Query::parse_str(w).map_err(|e| Stop::Input(format!("--where: {e}")))?;
+            Some((q, omk))
         }
     };
+    Ok((trec_files, target, selection))
+}
+
+/// `--embed-url` needs `--embed-model` (and the reverse) and excludes `--embed-cmd`.
+fn check_embed_flags(args: &RagArgs) -> Result<(), Stop> {
     if args.embed_url.is_some() && args.embed_cmd.is_some() {
-        return usage_error("argument --embed-cmd: not allowed with argument --embed-url");
+        return Err(Stop::Usage(
+            "argument --embed-cmd: not allowed with argument --embed-url".into(),
+        ));
     }
     // routeval's own options: the usage block shown is the full one, which lists them.
     match (&args.embed_url, &args.embed_model) {
-        (Some(_), None) => {
-            return full_usage_error(
-                "argument --embed-url: --embed-model NAME is required with it (the model name sent to the endpoint)",
-            );
-        }
-        (None, Some(_)) => {
-            return full_usage_error(
-                "argument --embed-model: goes with --embed-url URL (the OpenAI-compatible endpoint it names a model of)",
-            );
-        }
-        _ => {}
+        (Some(_), None) => Err(Stop::FullUsage(
+            "argument --embed-url: --embed-model NAME is required with it (the model name sent to the endpoint)".into(),
+        )),
+        (None, Some(_)) => Err(Stop::FullUsage(
+            "argument --embed-model: goes with --embed-url URL (the OpenAI-compatible endpoint it names a model of)".into(),
+        )),
+        _ => Ok(()),
     }
+}
 
-    if let Some((qrels, run)) = &trec_files {
-        let opts = Options { k, threshold };
-        let report = match trec_report(qrels, run, &opts) {
-            Ok(r) => r,
-            Err(msg) => return input_error(&msg),
-        };
-        let intervals = ci.map(|c| c.of(&report));
-        if let Err(e) = write_outputs(
-            &report,
-            &args,
-            format,
-            md,
-            weakest,
-            intervals.as_ref(),
-            None,
-        ) {
-            return e.report();
-        }
-        return quality_gates(&report, args.strict, &gates);
-    }
-
-    // Read the input (parsed below: streamed when lexical, whole when embedding).
-    let (bytes, origin) = match read_bytes(&target) {
-        Ok(x) => x,
+/// `--qrels QRELS --run RUN`: the judged run queries as cases.
+fn run_trec(args: &RagArgs, plan: &Plan, qrels: &str, run: &str) -> CmdResult {
+    let report = match trec_report(qrels, run, &plan.opts) {
+        Ok(r) => r,
         Err(msg) => return input_error(&msg),
     };
-    let text = match simdutf8::basic::from_utf8(&bytes) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(&bytes),
+    let intervals = plan.ci.map(|c| c.of(&report));
+    let shown = Shown {
+        format: plan.format,
+        md: plan.md,
+        weakest: plan.weakest,
+        intervals: intervals.as_ref(),
+        comparison: None,
     };
-
-    // The embedding backend, if any.
-    let timeout = crate::numarg::duration(timeout);
-    let mut embedder: Option<Box<dyn Embedder>> = None;
-    if let Some(c) = &args.embed_cmd {
-        embedder = Some(Box::new(embed::CmdEmbedder::new(c.clone(), timeout)));
+    if let Err(e) = write_outputs(&report, args, &shown) {
+        return e.report();
     }
-    if let (Some(url), Some(model)) = (&args.embed_url, &args.embed_model) {
-        #[cfg(feature = "embed-http")]
-        {
-            let var = args.embed_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
-            let key = std::env::var(var).ok().filter(|k| !k.is_empty());
-            let http = embed::HttpEmbedder::new(embed::HttpConfig {
-                url: url.clone(),
-                model: model.clone(),
-                key,
-                batch: batch as usize,
-                timeout,
-                retries: retries as u32,
-                label: PROG.into(),
-                backoff: Duration::from_millis(backoff),
-            });
-            match http {
-                Ok(h) => embedder = Some(Box::new(h)),
-                Err(e) => return usage_error(&format!("--embed-url: {e}")),
-            }
-        }
-        #[cfg(not(feature = "embed-http"))]
-        {
-            let _ = (url, model, batch, retries, backoff);
-            return input_error("--embed-url needs routeval built with the `embed-http` feature");
+    quality_gates(&report, args.strict, &plan.gates)
+}
+
+/// The embedder the flags ask for (`--embed-cmd`, or `--embed-url` with feature
+/// `embed-http`), if any.
+fn embedder(args: &RagArgs, limits: &EmbedLimits) -> Result<Option<Box<dyn Embedder>>, Stop> {
+    if let Some(c) = &args.embed_cmd {
+        return Ok(Some(Box::new(embed::CmdEmbedder::new(
+            c.clone(),
+            limits.timeout,
+        ))));
+    }
+    let (Some(url), Some(model)) = (&args.embed_url, &args.embed_model) else {
+        return Ok(None);
+    };
+    #[cfg(feature = "embed-http")]
+    {
+        let var = args.embed_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+        let key = std::env::var(var).ok().filter(|k| !k.is_empty());
+        let http = embed::HttpEmbedder::new(embed::HttpConfig {
+            url: url.clone(),
+            model: model.clone(),
+            key,
+            batch: limits.batch as usize,
+            timeout: limits.timeout,
+            retries: limits.retries as u32,
+            label: PROG.into(),
+            backoff: Duration::from_millis(limits.backoff_ms),
+        });
+        match http {
+            Ok(h) => Ok(Some(Box::new(h))),
+            Err(e) => Err(Stop::Usage(format!("--embed-url: {e}"))),
         }
     }
     #[cfg(not(feature = "embed-http"))]
-    let _ = (batch, retries, backoff);
+    {
+        let _ = (url, model);
+        Err(Stop::Input(
+            "--embed-url needs routeval built with the `embed-http` feature".into(),
+        ))
+    }
+}
 
-    let opts = Options { k, threshold };
-    // One input's report: streamed when lexical without a selection, else parsed whole.
-    let evaluate_text = |text: &str,
-                         origin: &str,
-                         embedder: &mut Option<Box<dyn Embedder>>,
-                         which: &str|
-     -> Result<RagReport, RagError> {
-        let streamed = if embedder.is_none() && selection.is_none() {
-            stream_evaluate(text, origin, &opts, &crate::progress::Bar::new())
-        } else {
-            None
-        };
-        match streamed {
-            Some(r) => r,
-            None => parse_cases(text, origin).and_then(|cases| {
-                let (cases, indices) = match &selection {
-                    None => (cases, None),
-                    Some((query, omk)) => {
-                        let (chosen, indices) = select_cases(cases, query, *omk, which)?;
-                        (chosen, Some(indices))
-                    }
-                };
-                let e = embedder.as_mut().map(|e| e.as_mut() as &mut dyn Embedder);
-                evaluate_indexed(&cases, indices.as_deref(), &opts, e)
-            }),
+/// One input's report: streamed when lexical without a selection, else parsed whole (then
+/// selected by `--where`, reported on stderr followed by `which`).
+fn evaluate_text(
+    text: &str,
+    origin: &str,
+    plan: &Plan,
+    embedder: &mut Option<Box<dyn Embedder>>,
+    which: &str,
+) -> Result<RagReport, RagError> {
+    if embedder.is_none() && plan.selection.is_none() {
+        let bar = crate::progress::Bar::new();
+        if let Some(r) = stream_evaluate(text, origin, &plan.opts, &bar) {
+            return r;
+        }
+    }
+    let cases = parse_cases(text, origin)?;
+    let (cases, indices) = match &plan.selection {
+        None => (cases, None),
+        Some((query, omk)) => {
+            let (chosen, indices) = select_cases(cases, query, *omk, which)?;
+            (chosen, Some(indices))
         }
     };
-    let result = evaluate_text(&text, &origin, &mut embedder, "");
+    let e = embedder.as_mut().map(|e| e.as_mut() as &mut dyn Embedder);
+    evaluate_indexed(&cases, indices.as_deref(), &plan.opts, e)
+}
+
+/// The input as text (lossily decoded when it is not valid UTF-8).
+fn as_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// CASES (and `--baseline CASES2`): evaluate, compare, write every output, apply the gates.
+fn run_cases(args: &RagArgs, plan: &Plan) -> CmdResult {
+    // Read the input (parsed below: streamed when lexical, whole when embedding).
+    let (bytes, origin) = match read_bytes(&plan.target) {
+        Ok(x) => x,
+        Err(msg) => return input_error(&msg),
+    };
+    let mut embedder = match embedder(args, &plan.limits) {
+        Ok(e) => e,
+        Err(stop) => return stop.report(),
+    };
+    let result = evaluate_text(&as_text(&bytes), &origin, plan, &mut embedder, "");
     drop(bytes);
     let report = match result {
         Ok(r) => r,
@@ -630,18 +733,15 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
     };
     // --baseline: the baseline's cases through the same options, selection and similarity,
     // then paired with these.
-    let comparison = match &baseline_request {
+    let comparison = match &plan.baseline {
         None => None,
         Some(req) => {
             let (bbytes, borigin) = match read_bytes(&req.path) {
                 Ok(x) => x,
                 Err(msg) => return input_error(&format!("--baseline: {msg}")),
             };
-            let btext = match simdutf8::basic::from_utf8(&bbytes) {
-                Ok(t) => std::borrow::Cow::Borrowed(t),
-                Err(_) => String::from_utf8_lossy(&bbytes),
-            };
-            let base = match evaluate_text(&btext, &borigin, &mut embedder, " (baseline)") {
+            let btext = as_text(&bbytes);
+            let base = match evaluate_text(&btext, &borigin, plan, &mut embedder, " (baseline)") {
                 Ok(r) => r,
                 Err(e) => return input_error(&format!("--baseline {}: {e}", req.path)),
             };
@@ -652,27 +752,25 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         }
     };
     drop(embedder);
-    if args.strict && selection.is_some() && report.n_cases == 0 {
+    if args.strict && plan.selection.is_some() && report.n_cases == 0 {
         // A gate over no case would pass vacuously.
         return Err(common::Failure::bad_input(
             "--strict: --where selected 0 cases: nothing to gate",
         ));
     }
-
     // Outputs, in the reference's order: the file first, then stdout.
-    let intervals = ci.map(|c| c.of(&report));
-    if let Err(e) = write_outputs(
-        &report,
-        &args,
-        format,
-        md,
-        weakest,
-        intervals.as_ref(),
-        comparison.as_ref(),
-    ) {
+    let intervals = plan.ci.map(|c| c.of(&report));
+    let shown = Shown {
+        format: plan.format,
+        md: plan.md,
+        weakest: plan.weakest,
+        intervals: intervals.as_ref(),
+        comparison: comparison.as_ref(),
+    };
+    if let Err(e) = write_outputs(&report, args, &shown) {
         return e.report();
     }
-    let status = quality_gates(&report, args.strict, &gates);
+    let status = quality_gates(&report, args.strict, &plan.gates);
     // The process exits next and the OS takes the memory back at once: freeing 100k
     // per-case results one by one would only add tens of milliseconds.
     std::mem::forget(report);
@@ -840,15 +938,17 @@ impl CiRequest {
     }
 }
 
-fn write_outputs(
-    report: &RagReport,
-    args: &RagArgs,
+/// What the outputs show besides the report.
+struct Shown<'a> {
     format: Option<RowFormat>,
     md: bool,
     weakest: i64,
-    intervals: Option<&Intervals>,
-    comparison: Option<&RagBaseline>,
-) -> Result<(), OutError> {
+    intervals: Option<&'a Intervals>,
+    comparison: Option<&'a RagBaseline>,
+}
+
+/// Every output: `--html`, then `-o PATH` (rows, the `.json` report, or the text), then stdout.
+fn write_outputs(report: &RagReport, args: &RagArgs, shown: &Shown<'_>) -> Result<(), OutError> {
     let input = match (&args.cases, &args.qrels, &args.run) {
         (Some(c), _, _) => c.clone(),
         (None, Some(q), Some(r)) => format!("{q} + {r}"),
@@ -861,10 +961,10 @@ fn write_outputs(
         ("--html", args.html.as_deref().map(Path::new)),
     ])
     .map_err(OutError::Fatal)?;
-    let doc = (md || args.html.is_some()).then(|| {
-        let mut doc = routeval_views::rag::document(report, &input, weakest, intervals);
+    let doc = (shown.md || args.html.is_some()).then(|| {
+        let mut doc = routeval_views::rag::document(report, &input, shown.weakest, shown.intervals);
         // The same block the text prints under the summary and --json holds as "baseline".
-        if let Some(c) = comparison {
+        if let Some(c) = shown.comparison {
             doc.sections.push(routeval_views::rag::baseline_section(c));
         }
         doc
@@ -876,18 +976,28 @@ fn write_outputs(
         crate::report::write_html(&html, doc, stdin_used).map_err(OutError::Fatal)?;
     }
     let text = || match &doc {
-        Some(doc) if md => crate::report::markdown(doc, stdin_used)
+        Some(doc) if shown.md => crate::report::markdown(doc, stdin_used)
             .trim_end()
             .to_string(),
-        _ => routeval_views::rag::summary_text(report, PROG, weakest, intervals, comparison),
+        _ => routeval_views::rag::summary_text(
+            report,
+            PROG,
+            shown.weakest,
+            shown.intervals,
+            shown.comparison,
+        ),
     };
     if let Some(path) = &args.output {
-        let bytes = match format {
+        let bytes = match shown.format {
             Some(f) => rows(report, f),
             None if path.to_lowercase().ends_with(".json") => {
                 let mut v = Vec::new();
-                let _ =
-                    routeval_views::rag::write_report_json(report, intervals, comparison, &mut v);
+                let _ = routeval_views::rag::write_report_json(
+                    report,
+                    shown.intervals,
+                    shown.comparison,
+                    &mut v,
+                );
                 v.push(b'\n');
                 v
             }
@@ -897,19 +1007,35 @@ fn write_outputs(
         crate::output::write_file_io(Path::new(path), &bytes)
             .map_err(|e| OutError::File(os_error(&e, path)))?;
     }
+    write_stdout(report, args, shown, text)
+}
+
+/// stdout: the rows (unless they went to `-o`), the `--json` report, or the text (naming the
+/// `-o` file it was also written to).
+fn write_stdout(
+    report: &RagReport,
+    args: &RagArgs,
+    shown: &Shown<'_>,
+    text: impl Fn() -> String,
+) -> Result<(), OutError> {
     crate::output::check_stdout_not_input().map_err(OutError::Fatal)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let res = match (format, &args.output) {
+    let res = match (shown.format, &args.output) {
         (Some(_), Some(_)) => Ok(()),
         (Some(f), None) => out.write_all(&rows(report, f)),
         (None, _) if args.json => {
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.
             drop(out);
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-            let res = routeval_views::rag::write_report_json(report, intervals, comparison, &mut w)
-                .and_then(|()| w.write_all(b"\n"))
-                .and_then(|()| w.flush());
+            let res = routeval_views::rag::write_report_json(
+                report,
+                shown.intervals,
+                shown.comparison,
+                &mut w,
+            )
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush());
             out = stdout.lock();
             res
         }
