@@ -1,4 +1,4 @@
-//! `cargo xtask docs`: the generated CLI reference. `routeval_cli::reference` renders one
+//! `cargo xtask docs`: the generated CLI reference. `crate::reference::reference` renders one
 //! Markdown page per (sub)command (`docs/cli/<name>.md`), its man page (clap_mangen,
 //! `docs/cli/man/<name>.1`) and the book chapter that includes the pages
 //! (`docs/src/cli-reference.md`), all from the argument parser the binary runs; this module
@@ -18,7 +18,7 @@ const OWNED: [(&str, &str); 2] = [("docs/cli", "md"), ("docs/cli/man", "1")];
 /// # Errors
 /// A file that cannot be read, written or removed (message names it).
 pub(crate) fn run(root: &Path, check: bool) -> Result<Vec<String>, String> {
-    let pages = routeval_cli::reference();
+    let pages = crate::reference::reference();
     let mut changed = Vec::new();
     let generated: BTreeSet<&str> = pages.iter().map(|p| p.path.as_str()).collect();
     for page in &pages {
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_a_page_and_a_man_page() {
-        let pages = routeval_cli::reference();
+        let pages = crate::reference::reference();
         let paths: Vec<&str> = pages.iter().map(|p| p.path.as_str()).collect();
         for sub in routeval_cli::command().get_subcommands() {
             let stem = format!("routeval-{}", sub.get_name());

@@ -17,6 +17,7 @@
 
 mod codegen;
 mod docs;
+mod reference;
 #[cfg(test)]
 mod tidy;
 

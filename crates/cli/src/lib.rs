@@ -10,7 +10,6 @@ mod common;
 mod compare;
 mod crb;
 mod data;
-mod docs;
 mod filter;
 mod frontier;
 mod gate;
@@ -26,7 +25,11 @@ mod trec;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
-pub use docs::{Page, reference};
+/// The text of `routeval rag --help` (argparse's layout), for the generated CLI reference
+/// (`cargo xtask docs`).
+pub fn rag_help_text() -> String {
+    rag::help_text()
+}
 
 /// Evaluate LLM routers and retrievers: trec_eval-exact IR measures, RAG quality,
 /// query-routed metrics, tier routing (CommonRouterBench) and guarded query routing (GQR-Bench).

@@ -1,6 +1,6 @@
 //! The generated CLI reference: one Markdown page per (sub)command under `docs/cli/`, a man
 //! page per (sub)command under `docs/cli/man/` (clap_mangen) and the book chapter that
-//! includes the pages (`docs/src/cli-reference.md`), all from [`crate::command`], the parser
+//! includes the pages (`docs/src/cli-reference.md`), all from [`routeval_cli::command`], the parser
 //! the binary runs. `cargo xtask docs` writes them; the xtask unit test `cli_reference_is_current` fails
 //! when the committed files differ. Pure: the pages are returned, never written here.
 
@@ -16,19 +16,19 @@ const GENERATED: &str =
 
 /// One generated file of the CLI reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
+pub(crate) struct Page {
     /// The file's path relative to the workspace root, `/`-separated (e.g.
     /// `docs/cli/routeval-crb-eval.md`, `docs/cli/man/routeval-crb-eval.1`).
-    pub path: String,
+    pub(crate) path: String,
     /// The file's bytes (UTF-8 Markdown or roff).
-    pub contents: Vec<u8>,
+    pub(crate) contents: Vec<u8>,
 }
 
 /// Every file of the CLI reference, in a fixed order: for each visible (sub)command in
 /// depth-first order its Markdown page and its man page, then the book chapter
 /// `docs/src/cli-reference.md` that includes the Markdown pages.
-pub fn reference() -> Vec<Page> {
-    let mut root = crate::command().disable_help_subcommand(true);
+pub(crate) fn reference() -> Vec<Page> {
+    let mut root = routeval_cli::command().disable_help_subcommand(true);
     root.build();
     let mut commands = Vec::new();
     collect(&root, &mut commands);
@@ -80,7 +80,7 @@ fn file_stem(cmd: &clap::Command) -> String {
 /// argparse-compatible help is its own.
 fn help_text(cmd: &clap::Command) -> String {
     if cmd.get_bin_name() == Some("routeval rag") {
-        return crate::rag::help_text();
+        return routeval_cli::rag_help_text();
     }
     cmd.clone().render_long_help().to_string()
 }
@@ -122,7 +122,7 @@ fn markdown_page(cmd: &clap::Command) -> String {
 fn man_page(cmd: &clap::Command) -> Vec<u8> {
     let mut cmd = cmd.clone();
     if cmd.get_bin_name() == Some("routeval rag") {
-        cmd = cmd.after_long_help(crate::rag::help_text());
+        cmd = cmd.after_long_help(routeval_cli::rag_help_text());
     }
     let mut out = Vec::new();
     // Rendering into a Vec cannot fail.
