@@ -22,7 +22,7 @@ mod reference;
 mod tidy;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use routeval_bench_data::build_data::{self, SourceState, Target};
+use routeval_bench_data::build_data::{self, Target};
 use routeval_bench_data::cache::CacheDirs;
 use routeval_core::Progress;
 use std::process::ExitCode;
@@ -140,13 +140,10 @@ fn main() -> ExitCode {
                 ok &= args.target == Which::All;
                 continue;
             }
-            for f in &c.ok {
-                eprintln!("{t}: ok {f}");
+            for line in c.lines() {
+                eprintln!("{line}");
             }
-            for p in &c.problems {
-                eprintln!("{t}: FAILED {p}");
-                ok = false;
-            }
+            ok &= c.problems.is_empty();
         }
         return if ok {
             ExitCode::SUCCESS
@@ -160,28 +157,9 @@ fn main() -> ExitCode {
         routeval_core::SharedProgress(bar.clone()),
     );
     let report = build_data::fetch(&targets, &dirs, &opts, &mut |r| {
-        let t = r.target.name();
-        for s in &r.sources {
-            let state = match s.state {
-                SourceState::Built => "built",
-                SourceState::Cached => "cached",
-                SourceState::Missing => "MISSING",
-            };
-            bar.note(&format!("{t}: {state} {}: {}", s.name.trim_end(), s.detail));
+        for line in r.lines() {
+            bar.note(&line);
         }
-        for (path, rows, blake3) in &r.files {
-            bar.note(&format!(
-                "{t}: wrote {path} ({rows} rows, blake3 {})",
-                &blake3[..blake3.len().min(16)]
-            ));
-        }
-        for w in &r.warnings {
-            bar.note(&format!("{t}: warning: {w}"));
-        }
-        if let Some(e) = &r.error {
-            bar.note(&format!("{t}: error: {e}"));
-        }
-        bar.note(&format!("{t}: {}", r.location.display()));
     });
     drop(opts); // the bar is cleared before the summary
     drop(bar);

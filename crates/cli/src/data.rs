@@ -11,7 +11,7 @@
 //! calls; the cache directories come from `routeval_bench_data::cache` (environment read here).
 
 use crate::common::{CmdResult, EXIT_BAD_INPUT, EXIT_OK, Failure, emit};
-use routeval_bench_data::build_data::{self, BuildReport, SourceState, Target, TargetReport};
+use routeval_bench_data::build_data::{self, BuildReport, Target, TargetReport};
 use routeval_bench_data::cache::CacheDirs;
 use std::path::PathBuf;
 
@@ -96,31 +96,11 @@ pub(crate) fn run(args: DataArgs) -> CmdResult {
     }
 }
 
-/// Print one target's lines on stderr.
+/// Print one target's lines on stderr (above the bar).
 fn print_target(r: &TargetReport) {
-    use crate::progress::note;
-    let t = r.target.name();
-    for s in &r.sources {
-        let state = match s.state {
-            SourceState::Built => "built",
-            SourceState::Cached => "cached",
-            SourceState::Missing => "MISSING",
-        };
-        note(&format!("{t}: {state} {}: {}", s.name.trim_end(), s.detail));
+    for line in r.lines() {
+        crate::progress::note(&line);
     }
-    for (path, rows, blake3) in &r.files {
-        note(&format!(
-            "{t}: wrote {path} ({rows} rows, blake3 {})",
-            &blake3[..blake3.len().min(16)]
-        ));
-    }
-    for w in &r.warnings {
-        note(&format!("{t}: warning: {w}"));
-    }
-    if let Some(e) = &r.error {
-        note(&format!("{t}: error: {e}"));
-    }
-    note(&format!("{t}: {}", r.location.display()));
 }
 
 /// Run a fetch and render it: per-source lines, one hint per failing host (the URL, what
@@ -171,11 +151,8 @@ fn check(which: Which, dirs: &CacheDirs) -> CmdResult {
             absent.push(t);
             continue;
         }
-        for f in &c.ok {
-            eprintln!("{t}: ok {f}");
-        }
-        for p in &c.problems {
-            eprintln!("{t}: FAILED {p}");
+        for line in c.lines() {
+            eprintln!("{line}");
         }
         bad += c.problems.len();
     }

@@ -222,6 +222,31 @@ impl TargetReport {
         }
     }
 
+    /// The lines `routeval data fetch` and `cargo xtask build-data` print for this target
+    /// (stderr, in this order): one per source (`gqr: built NAME: DETAIL`), per written file
+    /// (rows and the first 16 hex digits of its blake3), per warning, the error, and last
+    /// where the target lives.
+    pub fn lines(&self) -> Vec<String> {
+        let t = self.target.name();
+        let mut out = Vec::new();
+        for s in &self.sources {
+            let state = match s.state {
+                SourceState::Built => "built",
+                SourceState::Cached => "cached",
+                SourceState::Missing => "MISSING",
+            };
+            out.push(format!("{t}: {state} {}: {}", s.name.trim_end(), s.detail));
+        }
+        for (path, rows, blake3) in &self.files {
+            let short = &blake3[..blake3.len().min(16)];
+            out.push(format!("{t}: wrote {path} ({rows} rows, blake3 {short})"));
+        }
+        out.extend(self.warnings.iter().map(|w| format!("{t}: warning: {w}")));
+        out.extend(self.error.iter().map(|e| format!("{t}: error: {e}")));
+        out.push(format!("{t}: {}", self.location.display()));
+        out
+    }
+
     /// Sources built or cached.
     pub fn available(&self) -> usize {
         self.sources
@@ -550,6 +575,17 @@ pub struct CheckReport {
     pub ok: Vec<String>,
     /// Files that failed, with the problem.
     pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    /// The per-file lines of an installed target (`tokenizers: ok FILE`, then `tokenizers:
+    /// FAILED PROBLEM`), as both front ends print them; empty when nothing is installed.
+    pub fn lines(&self) -> Vec<String> {
+        let t = self.target.name();
+        let ok = self.ok.iter().map(|f| format!("{t}: ok {f}"));
+        ok.chain(self.problems.iter().map(|p| format!("{t}: FAILED {p}")))
+            .collect()
+    }
 }
 
 /// Verify what is installed against the manifests and records (nothing is fetched).
