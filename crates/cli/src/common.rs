@@ -49,6 +49,8 @@ pub(crate) fn finish(result: CmdResult) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(f) => {
+            // Stopped by a signal: the handler reports it and sets the exit status.
+            routeval_io::signals::wait_if_stopping();
             // One line: collapse any newline the message may carry, and escape control
             // characters (a message may quote bytes from a hostile input).
             let line = f.message.replace('\n', " ");

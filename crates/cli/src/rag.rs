@@ -196,6 +196,7 @@ fn full_usage_error(msg: &str) -> CmdResult {
 
 /// Input/evaluation error: `routeval rag: error: MSG`, exit 1 (the reference's status).
 fn input_error(msg: &str) -> CmdResult {
+    routeval_io::signals::wait_if_stopping();
     let _ = writeln!(std::io::stderr().lock(), "{PROG}: error: {msg}");
     Ok(1)
 }

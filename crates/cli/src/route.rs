@@ -14,8 +14,8 @@
 
 use crate::common::{Failure, display_name, emit, open_input, read_input};
 use crate::progress::Bar;
+use routeval_core::Progress;
 use routeval_core::progress::Unit;
-use routeval_core::{Accumulator, Progress};
 use routeval_query_dsl::route::config::{ambiguous_route_names, find_routed};
 use routeval_query_dsl::route::metrics::BuiltinMetric;
 use routeval_query_dsl::route::{OnUnmatched, QueryRoutedMetric, RouteError};
@@ -530,24 +530,8 @@ fn observe_batch(
         }
         instances.push((index, rec, info));
     }
-    let chunk = instances
-        .len()
-        .div_ceil(rayon::current_num_threads().max(1))
-        .max(1);
     for (qr, acc) in metrics.iter().zip(accs.iter_mut()) {
-        let parts: Vec<_> = instances
-            .par_chunks(chunk)
-            .map(|part| {
-                let mut a = qr.accumulator();
-                for (index, rec, info) in part {
-                    qr.observe(&mut a, *index, rec, info);
-                }
-                a
-            })
-            .collect();
-        for p in parts {
-            acc.merge(p);
-        }
+        qr.observe_all(acc, &instances);
     }
     Ok(())
 }

@@ -15,10 +15,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// Process group ids of running children.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The stop signal received (0: none yet), set before any cleanup starts.
+static STOPPING: AtomicI32 = AtomicI32::new(0);
 /// Temporary files of atomic writes in progress.
 static TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -73,6 +75,7 @@ pub fn install() {
     };
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
+            STOPPING.store(sig, Ordering::SeqCst);
             kill_all_groups();
             for p in lock(&TEMPS).iter() {
                 let _ = std::fs::remove_file(p);
@@ -84,6 +87,19 @@ pub fn install() {
             std::process::exit(128 + sig);
         }
     });
+}
+
+/// Called by a front end before it reports a failure: when a stop signal has arrived, the
+/// failure is most likely the cleanup's doing (a child killed by it), so the run's exit is
+/// the handler's (`error: stopped by SIGTERM`, 128 + the signal), not the failure's. Waits up
+/// to 10 s for the handler thread to exit the process, then returns (never hangs).
+pub fn wait_if_stopping() {
+    if STOPPING.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 fn signal_name(sig: i32) -> &'static str {

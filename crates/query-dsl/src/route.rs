@@ -544,6 +544,30 @@ impl<M: RouteMetric> QueryRoutedMetric<M> {
         }
     }
 
+    /// Feed many instances `(index, instance, extra_info)` (as [`observe`](Self::observe))
+    /// in parallel on rayon's pool: one shard per thread, merged in order, so the result
+    /// equals observing them one by one.
+    pub fn observe_all(&self, acc: &mut RoutedAccumulator, instances: &[(usize, Value, Value)]) {
+        use rayon::prelude::*;
+        let chunk = instances
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
+        let parts: Vec<_> = instances
+            .par_chunks(chunk)
+            .map(|part| {
+                let mut a = self.accumulator();
+                for (index, rec, info) in part {
+                    self.observe(&mut a, *index, rec, info);
+                }
+                a
+            })
+            .collect();
+        for p in parts {
+            acc.merge(p);
+        }
+    }
+
     /// Feed instance number `index` (0-based, unique): `instance` is what metrics see (the
     /// data line), `extra_info` what `where` and `group_by` see. Errors are recorded, not
     /// returned: [`QueryRoutedMetric::finish`] raises the one the reference would raise first.
