@@ -17,7 +17,6 @@ use routeval_core::Progress;
 use routeval_core::progress::Unit;
 use routeval_query_dsl::{Doc, OnMissingKey, Query, QueryError};
 use serde_json::Value;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::mpsc;
 
@@ -236,52 +235,6 @@ fn process_region(
     Ok(line_no - first_line)
 }
 
-/// Read `reader` in chunks of about [`CHUNK`] bytes, each cut after its last `\n` (the rest
-/// is carried into the next; a line longer than a chunk makes that chunk longer), sending
-/// them to `full`; emptied buffers come back on `free` and are reused. Runs on its own
-/// thread so that reading overlaps evaluation. Stops early, without error, when the
-/// receiving side has gone (it stopped at a bad line).
-fn read_chunks(
-    reader: &mut dyn Read,
-    name: &str,
-    full: &mpsc::SyncSender<Vec<u8>>,
-    free: &mpsc::Receiver<Vec<u8>>,
-) -> Result<(), Failure> {
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        // At most three buffers exist (one being read, one queued, one evaluated), each
-        // allocated once at its full size: fresh memory is expensive (page faults).
-        let mut buf = free
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + carry.len()));
-        buf.clear();
-        buf.append(&mut carry);
-        // Read on into the same buffer until a line ends in the new bytes (a line longer
-        // than a chunk grows this buffer, amortised; it is never copied again).
-        let eof = loop {
-            let start = buf.len();
-            // Capacity for a whole chunk, so `read_to_end` does not zero-fill or probe.
-            buf.reserve(CHUNK);
-            let got = reader
-                .take(CHUNK as u64)
-                .read_to_end(&mut buf)
-                .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))?;
-            if got < CHUNK {
-                break true;
-            }
-            // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
-            if let Some(p) = memchr::memrchr(b'\n', &buf[start..]) {
-                carry.extend_from_slice(&buf[start + p + 1..]);
-                buf.truncate(start + p + 1);
-                break false;
-            }
-        };
-        if full.send(buf).is_err() || eof {
-            return Ok(());
-        }
-    }
-}
-
 /// Run `routeval filter`.
 pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     if args.json && !args.count {
@@ -351,7 +304,10 @@ fn filter_streamed(
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| -> Result<(), Failure> {
         let reader = &mut reader;
-        let reading = scope.spawn(move || read_chunks(&mut **reader, name, &full_tx, &free_rx));
+        let reading = scope.spawn(move || {
+            routeval_io::input::read_line_chunks(&mut **reader, CHUNK, &full_tx, &free_rx)
+                .map_err(|e| Failure::bad_input(format!("{name}: cannot read: {e}")))
+        });
         let evaluated = (|| {
             for chunk in &full_rx {
                 next_line += process_region(

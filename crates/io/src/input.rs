@@ -212,6 +212,52 @@ fn read_raw(path: &Path) -> Result<Vec<u8>, InputError> {
     Ok(buf)
 }
 
+/// Read `reader` in chunks of about `chunk` bytes, each cut after its last `\n` (the rest
+/// is carried into the next; a line longer than a chunk makes that chunk longer), sending
+/// them to `full`; emptied buffers come back on `free` and are reused. Runs on its own
+/// thread so that reading overlaps evaluation. Stops early, without error, when the
+/// receiving side has gone (it stopped at a bad line). Lines end at `\n` only.
+///
+/// # Errors
+/// The reader's error.
+pub fn read_line_chunks(
+    reader: &mut dyn Read,
+    chunk: usize,
+    full: &std::sync::mpsc::SyncSender<Vec<u8>>,
+    free: &std::sync::mpsc::Receiver<Vec<u8>>,
+) -> io::Result<()> {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        // At most three buffers exist (one being read, one queued, one evaluated), each
+        // allocated once at its full size: fresh memory is expensive (page faults).
+        let mut buf = free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(chunk + carry.len()));
+        buf.clear();
+        buf.append(&mut carry);
+        // Read on into the same buffer until a line ends in the new bytes (a line longer
+        // than a chunk grows this buffer, amortised; it is never copied again).
+        let eof = loop {
+            let start = buf.len();
+            // Capacity for a whole chunk, so `read_to_end` does not zero-fill or probe.
+            buf.reserve(chunk);
+            let got = reader.take(chunk as u64).read_to_end(&mut buf)?;
+            if got < chunk {
+                break true;
+            }
+            // Split lines on \n only (the JSONL producers escape U+2028/U+2029).
+            if let Some(p) = buf[start..].iter().rposition(|&b| b == b'\n') {
+                carry.extend_from_slice(&buf[start + p + 1..]);
+                buf.truncate(start + p + 1);
+                break false;
+            }
+        };
+        if full.send(buf).is_err() || eof {
+            return Ok(());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
