@@ -360,6 +360,22 @@ fn count_arg(name: &str, v: &Option<String>, default: u64, lo: i64, hi: i64) -> 
 }
 
 impl Plan {
+    /// What the outputs show besides the report: the row format, the weakest cases, the
+    /// `--ci` intervals and the `--baseline` comparison.
+    fn shown<'a>(
+        &self,
+        intervals: Option<&'a Intervals>,
+        comparison: Option<&'a RagBaseline>,
+    ) -> Shown<'a> {
+        Shown {
+            format: self.format,
+            md: self.md,
+            weakest: self.weakest,
+            intervals,
+            comparison,
+        }
+    }
+
     /// Every option checked, in the order the messages have always come (the first problem
     /// is the one reported).
     fn from_args(args: &RagArgs) -> Result<Plan, Stop> {
@@ -627,13 +643,7 @@ fn run_trec(args: &RagArgs, plan: &Plan, qrels: &str, run: &str) -> CmdResult {
         Err(msg) => return input_error(&msg),
     };
     let intervals = plan.ci.map(|c| c.of(&report));
-    let shown = Shown {
-        format: plan.format,
-        md: plan.md,
-        weakest: plan.weakest,
-        intervals: intervals.as_ref(),
-        comparison: None,
-    };
+    let shown = plan.shown(intervals.as_ref(), None);
     if let Err(e) = write_outputs(&report, args, &shown) {
         return e.report();
     }
@@ -761,13 +771,7 @@ fn run_cases(args: &RagArgs, plan: &Plan) -> CmdResult {
     }
     // Outputs, in the reference's order: the file first, then stdout.
     let intervals = plan.ci.map(|c| c.of(&report));
-    let shown = Shown {
-        format: plan.format,
-        md: plan.md,
-        weakest: plan.weakest,
-        intervals: intervals.as_ref(),
-        comparison: comparison.as_ref(),
-    };
+    let shown = plan.shown(intervals.as_ref(), comparison.as_ref());
     if let Err(e) = write_outputs(&report, args, &shown) {
         return e.report();
     }
