@@ -251,33 +251,31 @@ fn manifests() -> Manifests {
     let root = root();
     let mut out = Manifests::new();
     // One workspace: the Python package (crates/python) is a member too.
-    {
-        let meta = cargo_metadata(&root.join("Cargo.toml"));
-        for p in meta["packages"].as_array().expect("packages") {
-            let name = p["name"].as_str().unwrap_or_default().to_string();
-            let dir = Path::new(p["manifest_path"].as_str().unwrap_or_default())
-                .parent()
-                .map(rel)
-                .unwrap_or_default();
-            let dir = if dir.is_empty() || dir == root.to_string_lossy() {
-                "root".to_string()
-            } else {
-                dir
-            };
-            let mut ours = BTreeSet::new();
-            let mut all = BTreeSet::new();
-            for d in p["dependencies"].as_array().into_iter().flatten() {
-                if d["kind"].as_str() == Some("dev") {
-                    continue;
-                }
-                let dep = d["name"].as_str().unwrap_or_default().to_string();
-                if dep.starts_with("routeval-") {
-                    ours.insert(short(&dep));
-                }
-                all.insert(dep);
+    let meta = cargo_metadata(&root.join("Cargo.toml"));
+    for p in meta["packages"].as_array().expect("packages") {
+        let name = p["name"].as_str().unwrap_or_default().to_string();
+        let dir = Path::new(p["manifest_path"].as_str().unwrap_or_default())
+            .parent()
+            .map(rel)
+            .unwrap_or_default();
+        let dir = if dir.is_empty() || dir == root.to_string_lossy() {
+            "root".to_string()
+        } else {
+            dir
+        };
+        let mut ours = BTreeSet::new();
+        let mut all = BTreeSet::new();
+        for d in p["dependencies"].as_array().into_iter().flatten() {
+            if d["kind"].as_str() == Some("dev") {
+                continue;
             }
-            out.insert(name, (dir, ours, all));
+            let dep = d["name"].as_str().unwrap_or_default().to_string();
+            if dep.starts_with("routeval-") {
+                ours.insert(short(&dep));
+            }
+            all.insert(dep);
         }
+        out.insert(name, (dir, ours, all));
     }
     out
 }
