@@ -239,14 +239,27 @@ struct Doc<'a> {
 
 /// [`super::rank::rank_by_score`] on precomputed keys: key descending, then docno descending.
 fn rank_docs(docs: &mut [Doc]) {
-    // Runs are usually written in rank order already: check first (linear), sort otherwise.
-    if docs
-        .windows(2)
-        .all(|w| w[0].key > w[1].key || (w[0].key == w[1].key && w[0].docno > w[1].docno))
-    {
+    // Runs are usually written in score order already (ties in any order): check first
+    // (linear); then only the groups of equal scores need ordering, by docno descending.
+    // Otherwise sort the whole ranking.
+    if !docs.windows(2).all(|w| w[0].key >= w[1].key) {
+        super::rank::sort_by_key_desc(docs, |d| d.key, |a, b| b.docno.cmp(a.docno));
         return;
     }
-    super::rank::sort_by_key_desc(docs, |d| d.key, |a, b| b.docno.cmp(a.docno));
+    let mut i = 0;
+    while i < docs.len() {
+        let mut j = i + 1;
+        while j < docs.len() && docs[j].key == docs[i].key {
+            j += 1;
+        }
+        if j - i > 1 {
+            let group = &mut docs[i..j];
+            if !group.windows(2).all(|w| w[0].docno > w[1].docno) {
+                group.sort_unstable_by(|a, b| b.docno.cmp(a.docno));
+            }
+        }
+        i = j;
+    }
 }
 
 /// Why a query could not be evaluated (trec_eval's "duplicate docs").
@@ -1052,10 +1065,16 @@ mod tests {
                 .iter()
                 .map(|(s, d)| Doc { key: score_key(*s), docno: d.as_bytes(), pos: 0 })
                 .collect();
+            // Also from score order with ties left in input order (the tie-groups-only path).
+            let mut by_score = got.clone();
+            by_score.sort_by(|a, b| b.key.cmp(&a.key));
             rank_docs(&mut got);
+            rank_docs(&mut by_score);
             let got: Vec<&[u8]> = got.iter().map(|d| d.docno).collect();
+            let by_score: Vec<&[u8]> = by_score.iter().map(|d| d.docno).collect();
             let want: Vec<&[u8]> = want.iter().map(|d| d.1.as_bytes()).collect();
-            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(&got, &want);
+            proptest::prop_assert_eq!(by_score, want);
         }
     }
 
