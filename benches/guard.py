@@ -20,6 +20,10 @@ one, or routeval's peak RSS grows more than 20 % above the recorded figure (the 
 | rag | rag_bench_gen.py --sizes 5000 (ids and texts) | `rag --k 10 --json` | rag-quality-check 0.1.0 (`rag-quality-check FILE --k 10 --json`) |
 | crb | crb_bank_gen.py 970 | `crb eval --predictor gold --json` | the CRB clean-room model (shared/oracles/crb/cleanroom.py) |
 
+`--scaling 1,2,4` runs routeval alone at 1x, 2x and 4x those sizes and prints wall, CPU,
+cores used, peak RSS and CPU per unit of input, and whether the CPU added per unit of input
+stays level (linear growth with a fixed start-up cost); exit 1 when it grows by more than 25 %.
+
 Reference set-up (once): a venv with `pip install pytrec-eval-terrier==0.5.11
 rag-quality-check==0.1.0 tiktoken tokenizers`, passed as `--python VENV/bin/python`.
 Ratios are noisy on a shared machine (±15 % run to run on the 2-core VM): run it on a quiet
@@ -95,32 +99,43 @@ def gen(cmd: list[str], marker: Path) -> None:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=1800)
 
 
-def bench_trec(a, data: Path, shared: Path):
-    d = data / "trec"
-    gen([a.python, str(shared / "bench/gen_trec.py"), "20000", "100", "1", str(d)], d / "run.txt")
+def scaled(data: Path, name: str, scale: int) -> Path:
+    """The input directory of benchmark NAME at SCALE times the reduced size (1: the guard's)."""
+    return data / (name if scale == 1 else f"{name}-x{scale}")
+
+
+def bench_trec(a, data: Path, shared: Path, scale: int = 1, with_ref: bool = True):
+    d = scaled(data, "trec", scale)
+    gen([a.python, str(shared / "bench/gen_trec.py"), str(20000 * scale), "100", "1", str(d)],
+        d / "run.txt")
     meas = [x for m in TREC_MEASURES for x in ("-m", m)]
     ours = median_of([[a.bin, "trec", *meas, str(d / "qrels.txt"), str(d / "run.txt")]],
                      a.runs, a.timeout)
+    if not with_ref:
+        return ours, None, None
     ref = median_of([[a.python, str(ROOT / "benches/trec_pytrec.py"), str(d / "qrels.txt"),
                       str(d / "run.txt")]], a.ref_runs, a.timeout)
     same = sorted(ours.out.split("\n")) == sorted(ref.out.split("\n"))
     return ours, ref, same
 
 
-def bench_filter(a, data: Path, shared: Path):
-    d = data / "filter"
+def bench_filter(a, data: Path, shared: Path, scale: int = 1, with_ref: bool = True):
+    d = scaled(data, "filter", scale)
     full = data / "filter-full"
     gen([a.python, str(shared / "bench/query_bench_gen.py"), str(full)], full / "data.jsonl")
     d.mkdir(parents=True, exist_ok=True)
     if not (d / "data.jsonl").exists():
+        # The generator writes 100,000 instances: up to 5x the reduced size.
         with open(full / "data.jsonl") as src, open(d / "data.jsonl", "w") as dst:
             for i, line in enumerate(src):
-                if i == 20000:
+                if i == 20000 * scale:
                     break
                 dst.write(line)
     routes = json.loads((full / "routes.json").read_text())
     ours = median_of([[a.bin, "filter", "--count", "--where", json.dumps(w), str(d / "data.jsonl")]
                       for w in routes.values()], a.runs, a.timeout)
+    if not with_ref:
+        return ours, None, None
     script = (
         "import json, sys\n"
         f"sys.path.insert(0, {str(shared / 'oracles' / 'query-dsl')!r})\n"
@@ -137,30 +152,35 @@ def bench_filter(a, data: Path, shared: Path):
     return ours, ref, same
 
 
-def bench_rag(a, data: Path, shared: Path):
-    d = data / "rag"
-    gen([a.python, str(shared / "bench/rag_bench_gen.py"), "--out", str(d), "--sizes", "5000",
-         "--trec-queries", "1"], d / "rqc_text_5000.json")
+def bench_rag(a, data: Path, shared: Path, scale: int = 1, with_ref: bool = True):
+    d = scaled(data, "rag", scale)
+    n = 5000 * scale
+    gen([a.python, str(shared / "bench/rag_bench_gen.py"), "--out", str(d), "--sizes", str(n),
+         "--trec-queries", "1"], d / f"rqc_text_{n}.json")
+    files = [str(d / f"rqc_ids_{n}.json"), str(d / f"rqc_text_{n}.json")]
+    ours = median_of([[a.bin, "rag", f, "--k", "10", "--json"] for f in files], a.runs, a.timeout)
+    if not with_ref:
+        return ours, None, None
     rqc = shutil.which("rag-quality-check", path=str(Path(a.python).parent)) or \
         shutil.which("rag-quality-check")
     if rqc is None:
         print("guard: rag-quality-check not found next to --python or on PATH "
               "(pip install rag-quality-check==0.1.0)", file=sys.stderr)
         sys.exit(2)
-    files = [str(d / "rqc_ids_5000.json"), str(d / "rqc_text_5000.json")]
-    ours = median_of([[a.bin, "rag", f, "--k", "10", "--json"] for f in files], a.runs, a.timeout)
     ref = median_of([[rqc, f, "--k", "10", "--json"] for f in files], a.ref_runs, a.timeout)
     return ours, ref, ours.out == ref.out
 
 
-def bench_crb(a, data: Path, shared: Path):
-    d = data / "crb"
+def bench_crb(a, data: Path, shared: Path, scale: int = 1, with_ref: bool = True):
+    d = scaled(data, "crb", scale)
     d.mkdir(parents=True, exist_ok=True)
-    bank = d / "bank970.jsonl"
-    gen([a.python, str(shared / "bench/crb/crb_bank_gen.py"), "970", str(bank)], bank)
+    bank = d / f"bank{970 * scale}.jsonl"
+    gen([a.python, str(shared / "bench/crb/crb_bank_gen.py"), str(970 * scale), str(bank)], bank)
     cmd = [a.bin, "crb", "eval", "--bank", str(bank), "--predictor", "gold", "--tokenizers",
            str(shared / "thirdparty/tokenizers"), "--json"]
     ours = median_of([cmd], a.runs, a.timeout)
+    if not with_ref:
+        return ours, None, None
     # The clean-room model reads a case directory and checks routeval's summary against its own.
     case = d / "cases" / "gold"
     case.mkdir(parents=True, exist_ok=True)
@@ -201,7 +221,21 @@ def main() -> int:
                    help="where the generated inputs are kept between runs")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per process")
     p.add_argument("--record", action="store_true", help="write the figures to benches/guard.json")
+    p.add_argument("--scaling", metavar="SCALES",
+                   help="instead of the comparison: routeval alone at these multiples of the "
+                        "reduced sizes (e.g. 1,2,4; each in 1..=5, the filter generator's "
+                        "100,000 instances bound it), printing how time and memory grow")
     a = p.parse_args()
+    scales = None
+    if a.scaling is not None:
+        try:
+            scales = [int(x) for x in a.scaling.split(",") if x]
+        except ValueError:
+            p.error(f"--scaling {a.scaling!r}: comma-separated integers expected")
+        if len(scales) < 2 or any(not 1 <= x <= 5 for x in scales) or scales != sorted(set(scales)):
+            p.error("--scaling needs at least two increasing multiples in 1..=5")
+        if a.record:
+            p.error("--scaling and --record cannot be combined (the record is the comparison)")
     if not 1 <= a.runs <= 50 or not 1 <= a.ref_runs <= 50:
         p.error("--runs and --ref-runs must be in 1..=50")
     if not 1.0 <= a.timeout <= 86400.0:
@@ -226,6 +260,8 @@ def main() -> int:
     recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     rec_b = recorded.get("benchmarks", {})
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
+    if scales is not None:
+        return scaling(a, only, scales, data, shared, load)
     print(f"machine: {os.cpu_count()} cores, load average {' '.join(load)}; "
           f"routeval {a.runs} runs, reference {a.ref_runs} (medians)")
     print(f"{'bench':7} {'routeval wall/CPU/RSS':>26} {'reference wall/CPU/RSS':>27} "
@@ -271,6 +307,36 @@ def main() -> int:
             "benchmarks": merged}, indent=2) + "\n")
         os.replace(tmp, RECORD)
         print(f"recorded in {RECORD.relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+def scaling(a, only: list[str], scales: list[int], data: Path, shared: Path, load) -> int:
+    """Run routeval alone at each multiple of the reduced sizes and print, per benchmark and
+    size: wall, CPU, cores used (CPU / wall), peak RSS, and CPU time per unit of input relative
+    to the smallest size. Linear growth with a fixed start-up cost shows as equal increments:
+    the 'increment ratio' compares the CPU added by the last step with the CPU added by the
+    first, scaled by the input added (1.0 = linear; above 1.25 is reported as superlinear).
+    Exit 1 when a benchmark grows superlinearly, 0 otherwise."""
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(load)}; "
+          f"routeval {a.runs} runs per size (medians), sizes x{', x'.join(map(str, scales))}")
+    print(f"{'bench':7} {'size':>5} {'wall':>8} {'CPU':>8} {'cores':>6} {'RSS':>8} "
+          f"{'CPU/unit':>9}")
+    failed = False
+    for b in only:
+        got = [(k, BENCHES[b](a, data, shared, k, False)[0]) for k in scales]
+        k0, m0 = got[0]
+        for k, m in got:
+            print(f"{b:7} {'x' + str(k):>5} {m.wall:7.3f}s {m.cpu:7.3f}s "
+                  f"{m.cpu / max(m.wall, 1e-9):6.2f} {m.rss_mb:6.0f}MB "
+                  f"{(m.cpu / k) / max(m0.cpu / k0, 1e-9):9.2f}")
+        (ka, ma), (kb, mb), (kc, mc) = got[0], got[-2], got[-1]
+        first = (got[1][1].cpu - ma.cpu) / (got[1][0] - ka)
+        last = (mc.cpu - mb.cpu) / (kc - kb)
+        ratio = last / first if first > 0 else float("inf")
+        verdict = "linear" if ratio <= 1.25 else "SUPERLINEAR"
+        failed |= ratio > 1.25
+        print(f"{b:7} increment ratio {ratio:.2f} (CPU per added unit, last step / first step): "
+              f"{verdict}")
     return 1 if failed else 0
 
 

@@ -1067,7 +1067,7 @@ mod tests {
                 .collect();
             // Also from score order with ties left in input order (the tie-groups-only path).
             let mut by_score = got.clone();
-            by_score.sort_by(|a, b| b.key.cmp(&a.key));
+            by_score.sort_by_key(|d| std::cmp::Reverse(d.key));
             rank_docs(&mut got);
             rank_docs(&mut by_score);
             let got: Vec<&[u8]> = got.iter().map(|d| d.docno).collect();
