@@ -232,8 +232,8 @@ def main() -> int:
             scales = [int(x) for x in a.scaling.split(",") if x]
         except ValueError:
             p.error(f"--scaling {a.scaling!r}: comma-separated integers expected")
-        if len(scales) < 2 or any(not 1 <= x <= 5 for x in scales) or scales != sorted(set(scales)):
-            p.error("--scaling needs at least two increasing multiples in 1..=5")
+        if len(scales) < 3 or any(not 1 <= x <= 5 for x in scales) or scales != sorted(set(scales)):
+            p.error("--scaling needs at least three increasing multiples in 1..=5")
         if a.record:
             p.error("--scaling and --record cannot be combined (the record is the comparison)")
     if not 1 <= a.runs <= 50 or not 1 <= a.ref_runs <= 50:
@@ -314,8 +314,9 @@ def scaling(a, only: list[str], scales: list[int], data: Path, shared: Path, loa
     """Run routeval alone at each multiple of the reduced sizes and print, per benchmark and
     size: wall, CPU, cores used (CPU / wall), peak RSS, and CPU time per unit of input relative
     to the smallest size. Linear growth with a fixed start-up cost shows as equal increments:
-    the 'increment ratio' compares the CPU added by the last step with the CPU added by the
-    first, scaled by the input added (1.0 = linear; above 1.25 is reported as superlinear).
+    the 'increment ratio' compares the CPU added per unit of input over the upper half of the
+    sizes with that over the lower half, split at the middle size (with three sizes: the last
+    step against the first; 1.0 = linear; above 1.25 is reported as superlinear).
     Exit 1 when a benchmark grows superlinearly, 0 otherwise."""
     print(f"machine: {os.cpu_count()} cores, load average {' '.join(load)}; "
           f"routeval {a.runs} runs per size (medians), sizes x{', x'.join(map(str, scales))}")
@@ -329,14 +330,17 @@ def scaling(a, only: list[str], scales: list[int], data: Path, shared: Path, loa
             print(f"{b:7} {'x' + str(k):>5} {m.wall:7.3f}s {m.cpu:7.3f}s "
                   f"{m.cpu / max(m.wall, 1e-9):6.2f} {m.rss_mb:6.0f}MB "
                   f"{(m.cpu / k) / max(m0.cpu / k0, 1e-9):9.2f}")
-        (ka, ma), (kb, mb), (kc, mc) = got[0], got[-2], got[-1]
-        first = (got[1][1].cpu - ma.cpu) / (got[1][0] - ka)
+        # Slopes of the lower and the upper half of the sizes, split at the middle size (with
+        # three sizes: the first step and the last step); a half spans at least one step, so
+        # one noisy run moves the ratio less when more sizes are given.
+        (ka, ma), (kb, mb), (kc, mc) = got[0], got[(len(got) - 1) // 2], got[-1]
+        first = (mb.cpu - ma.cpu) / (kb - ka)
         last = (mc.cpu - mb.cpu) / (kc - kb)
         ratio = last / first if first > 0 else float("inf")
         verdict = "linear" if ratio <= 1.25 else "SUPERLINEAR"
         failed |= ratio > 1.25
-        print(f"{b:7} increment ratio {ratio:.2f} (CPU per added unit, last step / first step): "
-              f"{verdict}")
+        print(f"{b:7} increment ratio {ratio:.2f} (CPU per added unit, upper half of the sizes "
+              f"/ lower half, split at x{kb}): {verdict}")
     return 1 if failed else 0
 
 
