@@ -23,19 +23,8 @@ from pathlib import Path
 CL100K_CACHE_NAME = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 
 
-def main() -> int:
-    if len(sys.argv) != 4:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
-    ref_dir, bank, out = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    shared = os.environ.get("ROUTEVAL_SHARED")
-    if not shared:
-        print("crb_reference.py: set ROUTEVAL_SHARED", file=sys.stderr)
-        return 2
-    tok = Path(shared) / "thirdparty" / "tokenizers"
-    cache = Path(tempfile.mkdtemp(prefix="crb-tiktoken-"))
-    shutil.copyfile(tok / "cl100k_base" / "cl100k_base.tiktoken", cache / CL100K_CACHE_NAME)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+def run_reference(ref_dir: Path, tok: Path, bank: Path) -> dict:
+    """The reference's summary of BANK with the gold predictor, its tokenizers read from TOK."""
     import tokenizers
 
     local = {
@@ -49,12 +38,42 @@ def main() -> int:
     from main.eval.predictors import FunctionPredictor
     from main.eval.runner import run_question_bank_eval
 
-    summary = run_question_bank_eval(
+    return run_question_bank_eval(
         FunctionPredictor(lambda row: row["target_tier_id"]), predictor_label="gold", shard=bank
     )
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(summary, f, ensure_ascii=False)
-    shutil.rmtree(cache, ignore_errors=True)
+
+
+def main() -> int:
+    if len(sys.argv) != 4:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    ref_dir, bank, out = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    shared = os.environ.get("ROUTEVAL_SHARED")
+    if not shared:
+        print("crb_reference.py: set ROUTEVAL_SHARED", file=sys.stderr)
+        return 2
+    tok = Path(shared) / "thirdparty" / "tokenizers"
+    if os.path.exists(out) and not os.path.isfile(out):
+        print(f"crb_reference.py: {out}: not a regular file", file=sys.stderr)
+        return 2
+    if os.path.exists(out) and os.path.samefile(out, bank):
+        print(f"crb_reference.py: {out} is the bank (refusing to write over an input)",
+              file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="crb-tiktoken-") as cache:
+        shutil.copyfile(tok / "cl100k_base" / "cl100k_base.tiktoken",
+                        Path(cache) / CL100K_CACHE_NAME)
+        os.environ["TIKTOKEN_CACHE_DIR"] = cache
+        summary = run_reference(ref_dir, tok, bank)
+    # Atomically: a temporary file beside OUT, renamed over it once complete.
+    fd, tmp = tempfile.mkstemp(prefix=".crb-reference-", dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(summary, f, ensure_ascii=False)
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     return 0
 
 

@@ -20,9 +20,10 @@ one, or routeval's peak RSS grows more than 20 % above the recorded figure (the 
 | rag | rag_bench_gen.py --sizes 5000 (ids and texts) | `rag --k 10 --json` | rag-quality-check 0.1.0 (`rag-quality-check FILE --k 10 --json`) |
 | crb | crb_bank_gen.py 970 | `crb eval --predictor gold --json` | the CRB clean-room model (shared/oracles/crb/cleanroom.py) |
 
-`--scaling 1,2,4` runs routeval alone at 1x, 2x and 4x those sizes and prints wall, CPU,
-cores used, peak RSS and CPU per unit of input, and whether the CPU added per unit of input
-stays level (linear growth with a fixed start-up cost); exit 1 when it grows by more than 25 %.
+`--scaling 1,2,4` runs routeval alone at 1x, 2x and 4x those sizes (three to five multiples
+in 1..=5) and prints wall, CPU, cores used, peak RSS and CPU per unit of input, and whether the
+CPU added per unit of input stays level (linear growth with a fixed start-up cost); exit 1 when
+it is more than 25 % higher over the upper half of the sizes than over the lower half.
 
 Reference set-up (once): a venv with `pip install pytrec-eval-terrier==0.5.11
 rag-quality-check==0.1.0 tiktoken tokenizers`, passed as `--python VENV/bin/python`.
