@@ -693,6 +693,7 @@ fn embedder(args: &RagArgs, limits: &EmbedLimits) -> Result<Option<Box<dyn Embed
 /// One input's report: streamed when lexical without a selection, else parsed whole (then
 /// selected by `--where`, reported on stderr followed by `which`).
 fn evaluate_text(
+    input: &Input,
     text: &str,
     origin: &str,
     plan: &Plan,
@@ -701,7 +702,19 @@ fn evaluate_text(
 ) -> Result<RagReport, RagError> {
     if embedder.is_none() && plan.selection.is_none() {
         let bar = crate::progress::Bar::new();
-        if let Some(r) = stream_evaluate(text, origin, &plan.opts, &bar) {
+        // A mapped input (the text is the map's bytes unless it had to be decoded lossily)
+        // was released piece by piece as its UTF-8 was checked ([`as_text`]); the stream
+        // faults each part back in as it reads it and lets the scored parts go, so the peak
+        // holds a few batches of the file, not all of it (313 MB for the 100k-case text
+        // bench).
+        let mapped = std::ptr::eq(text.as_ptr(), input.as_ptr());
+        let released = std::cell::Cell::new(0usize);
+        let consumed = |end: usize| {
+            if mapped {
+                released.set(input.release(released.get()..end));
+            }
+        };
+        if let Some(r) = stream_evaluate(text, origin, &plan.opts, &bar, &consumed) {
             return r;
         }
     }
@@ -717,11 +730,16 @@ fn evaluate_text(
     evaluate_indexed(&cases, indices.as_deref(), &plan.opts, e)
 }
 
-/// The input as text (lossily decoded when it is not valid UTF-8).
-fn as_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match simdutf8::basic::from_utf8(bytes) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(bytes),
+/// The input as text (lossily decoded when it is not valid UTF-8). A mapped input leaves the
+/// resident set piece by piece as it is checked ([`common::InputBytes::text_released`]).
+fn as_text(input: &Input) -> std::borrow::Cow<'_, str> {
+    let checked = match input {
+        Input::Mapped(m) => m.text_released(),
+        Input::Owned(v) => simdutf8::basic::from_utf8(v).ok(),
+    };
+    match checked {
+        Some(t) => std::borrow::Cow::Borrowed(t),
+        None => String::from_utf8_lossy(input),
     }
 }
 
@@ -736,7 +754,7 @@ fn run_cases(args: &RagArgs, plan: &Plan) -> CmdResult {
         Ok(e) => e,
         Err(stop) => return stop.report(),
     };
-    let result = evaluate_text(&as_text(&bytes), &origin, plan, &mut embedder, "");
+    let result = evaluate_text(&bytes, &as_text(&bytes), &origin, plan, &mut embedder, "");
     drop(bytes);
     let report = match result {
         Ok(r) => r,
@@ -752,7 +770,14 @@ fn run_cases(args: &RagArgs, plan: &Plan) -> CmdResult {
                 Err(msg) => return input_error(&format!("--baseline: {msg}")),
             };
             let btext = as_text(&bbytes);
-            let base = match evaluate_text(&btext, &borigin, plan, &mut embedder, " (baseline)") {
+            let base = match evaluate_text(
+                &bbytes,
+                &btext,
+                &borigin,
+                plan,
+                &mut embedder,
+                " (baseline)",
+            ) {
                 Ok(r) => r,
                 Err(e) => return input_error(&format!("--baseline {}: {e}", req.path)),
             };
@@ -873,6 +898,17 @@ fn read_bytes(target: &str) -> Result<(Input, String), String> {
 enum Input {
     Mapped(common::InputBytes),
     Owned(Vec<u8>),
+}
+
+impl Input {
+    /// Let the resident pages of `range` of a mapped input go ([`common::InputBytes::release`],
+    /// whose next start it returns); a no-op for bytes read into memory.
+    fn release(&self, range: std::ops::Range<usize>) -> usize {
+        match self {
+            Input::Mapped(m) => m.release(range),
+            Input::Owned(_) => range.start,
+        }
+    }
 }
 
 impl std::ops::Deref for Input {

@@ -1,5 +1,6 @@
 //! Read-only memory maps of whole-file inputs: the one module of the workspace (outside the
-//! Python package's CPython scans) with `unsafe` code, a single block under its SAFETY note.
+//! Python package's CPython scans) with `unsafe` code, each block (the map itself, and
+//! [`InputBytes::release`]) under its SAFETY note.
 //!
 //! On the benchmark VM reading a file into a fresh buffer costs about 0.5 ms per MB in page
 //! faults and zero-filling alone, more than parsing it; a map of a file in the page cache
@@ -7,7 +8,7 @@
 //! CLI's `rag` and `filter` ([`map_file`]) and by the Python package's `evaluate_files`
 //! ([`file_bytes`]).
 
-#![allow(unsafe_code)] // `map_regular`, the one place files are mapped; see its SAFETY note
+#![allow(unsafe_code)] // `map_regular` (the one place files are mapped) and `release`; see their SAFETY notes
 
 use crate::compressed::{self, Compression};
 use std::fs::File;
@@ -29,6 +30,82 @@ impl std::ops::Deref for InputBytes {
             InputBytes::Mapped(m) => m,
             InputBytes::Decoded(v) => v,
         }
+    }
+}
+
+/// The granularity of [`InputBytes::release`]: a multiple of every page size Linux uses
+/// (4 KiB, 16 KiB, 64 KiB), so the ranges advised are always whole pages.
+const RELEASE_GRAIN: usize = 64 << 10;
+
+impl InputBytes {
+    /// Tell the OS that this process will not read `range` (byte offsets into the input)
+    /// again soon: for a mapped file, the whole 64 KiB blocks inside `range` leave the
+    /// process's resident set (its peak RSS then stays near the part being read, not the
+    /// whole file). The bytes stay readable and unchanged: the page cache keeps the file,
+    /// and a later read faults the pages back in. A no-op for bytes in memory, outside Unix,
+    /// and for a range holding no whole block; an OS refusal is ignored (it is only advice).
+    ///
+    /// Returns where the release of the bytes that follow should start: the end of the last
+    /// whole block released, else `range.start`. Passing it as the next call's start (with
+    /// offsets growing) leaves no block behind between two calls.
+    pub fn release(&self, range: std::ops::Range<usize>) -> usize {
+        #[cfg(unix)]
+        if let InputBytes::Mapped(m) = self {
+            let start = range.start.next_multiple_of(RELEASE_GRAIN);
+            let end = range.end.min(m.len()) / RELEASE_GRAIN * RELEASE_GRAIN;
+            if start < end {
+                // SAFETY: `m` is a read-only shared map of a file (`Mmap::map`: PROT_READ,
+                // MAP_SHARED). MADV_DONTNEED on such a map only drops this process's page
+                // table entries; the next read of those bytes maps the file's page-cache
+                // pages again, with the same contents, so every reference into the map stays
+                // valid and reads what it read before (it is a private or anonymous map whose
+                // pages DONTNEED would zero, which is why memmap2 marks it unchecked). The
+                // one hazard, another process rewriting the file meanwhile, is the map's own
+                // (see `map_regular`).
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+                return end;
+            }
+        }
+        range.start
+    }
+}
+
+/// The piece [`InputBytes::text_released`] checks (and then releases) at a time.
+const UTF8_PIECE: usize = 4 << 20;
+
+impl InputBytes {
+    /// The input as UTF-8 text, or `None` when it is not valid UTF-8 (`simdutf8`'s check).
+    /// A mapped file is checked in 4 MiB pieces, each [released](Self::release) once
+    /// checked, so checking a large file does not make all of it resident at once; the
+    /// caller's reads fault the pages back in as it goes.
+    pub fn text_released(&self) -> Option<&str> {
+        let bytes: &[u8] = self;
+        if !matches!(self, InputBytes::Mapped(_)) {
+            return simdutf8::basic::from_utf8(bytes).ok();
+        }
+        let (mut start, mut released) = (0, 0);
+        while start < bytes.len() {
+            let mut end = (start + UTF8_PIECE).min(bytes.len());
+            // Cut before a character's first byte, never inside a character: back over at
+            // most three continuation bytes (more cannot follow a first byte, and the next
+            // piece's check then fails, as the whole text's would).
+            for _ in 0..3 {
+                if end < bytes.len() && bytes[end] & 0xC0 == 0x80 {
+                    end -= 1;
+                }
+            }
+            simdutf8::basic::from_utf8(&bytes[start..end]).ok()?;
+            released = self.release(released..end);
+            start = end;
+        }
+        // SAFETY: every byte of `bytes` was checked above, in consecutive pieces cut at
+        // character boundaries (a sequence of valid UTF-8 pieces is valid UTF-8). Releasing
+        // checked pieces does not change them: a later read faults the same file pages back
+        // in (see `release`); another process rewriting the file meanwhile is the map's own
+        // hazard (see `map_regular`), as it was before this check existed.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
     }
 }
 
@@ -94,6 +171,41 @@ mod tests {
             matches!(map_file(&f), Some(InputBytes::Mapped(ref m)) if &m[..] == b"q1 0 d1 1\n")
         );
         assert!(matches!(file_bytes(&p).unwrap(), InputBytes::Mapped(_)));
+        // Released bytes stay readable and unchanged.
+        let big = dir.join("big.txt");
+        let content: Vec<u8> = (0..(300u32 << 10)).map(|i| b'a' + (i % 26) as u8).collect();
+        std::fs::write(&big, &content).unwrap();
+        let m = file_bytes(&big).unwrap();
+        assert!(matches!(m, InputBytes::Mapped(_)));
+        assert_eq!(&m[..], &content[..]);
+        assert_eq!(m.text_released().map(str::as_bytes), Some(&content[..]));
+        assert_eq!(m.release(5..5), 5);
+        assert_eq!(m.release(1000..100_000), 1000); // no whole 64 KiB block inside
+        assert_eq!(m.release(1000..200_000), 196_608); // [65536, 196608) released
+        assert_eq!(m.release(196_608..m.len()), 262_144); // up to the last whole block
+        m.release(0..m.len());
+        assert_eq!(&m[..], &content[..]);
+        // Pieces are cut at character boundaries: a text of 3- and 4-byte characters (none
+        // aligned to the 4 MiB piece) checks as the whole text does, and a bad byte past the
+        // first piece is found.
+        let wide = "日本語😀".repeat(500_000);
+        let w = dir.join("wide.txt");
+        std::fs::write(&w, &wide).unwrap();
+        let m = file_bytes(&w).unwrap();
+        assert!(matches!(m, InputBytes::Mapped(_)));
+        assert_eq!(m.text_released(), Some(wide.as_str()));
+        drop(m); // before the file is rewritten under the map
+        let mut bad = wide.clone().into_bytes();
+        bad[5 << 20] = 0xFF;
+        std::fs::write(&w, &bad).unwrap();
+        assert_eq!(file_bytes(&w).unwrap().text_released(), None);
+        bad.truncate((4 << 20) + 1); // ends inside a character just past the first piece
+        std::fs::write(&w, &bad).unwrap();
+        assert_eq!(file_bytes(&w).unwrap().text_released(), None);
+        let d = InputBytes::Decoded(content.clone());
+        assert_eq!(d.text_released().map(str::as_bytes), Some(&content[..]));
+        assert_eq!(d.release(0..d.len()), 0);
+        assert_eq!(&d[..], &content[..]);
         let e = dir.join("empty");
         std::fs::File::create(&e).unwrap();
         assert!(map_file(&File::open(&e).unwrap()).is_none());

@@ -148,7 +148,7 @@ pub fn pair_cases(
         let index = |r: &RagReport, side: &'static str| {
             let mut m: HashMap<String, usize> = HashMap::with_capacity(r.per_case.len());
             for (i, c) in r.per_case.iter().enumerate() {
-                let k = id_key(c.id.as_ref().unwrap_or(&serde_json::Value::Null));
+                let k = id_key(c.id.as_deref().unwrap_or(&serde_json::Value::Null));
                 if m.insert(k.clone(), i).is_some() {
                     return Err(PairingError::DuplicateId { side, id: k });
                 }
@@ -161,7 +161,7 @@ pub fn pair_cases(
             let missing: Vec<String> = rep
                 .per_case
                 .iter()
-                .map(|c| id_key(c.id.as_ref().unwrap_or(&serde_json::Value::Null)))
+                .map(|c| id_key(c.id.as_deref().unwrap_or(&serde_json::Value::Null)))
                 .filter(|k| !other.contains_key(k))
                 .collect();
             match missing.first() {
@@ -182,7 +182,7 @@ pub fn pair_cases(
             .map(|(i, c)| {
                 (
                     i,
-                    b[&id_key(c.id.as_ref().unwrap_or(&serde_json::Value::Null))],
+                    b[&id_key(c.id.as_deref().unwrap_or(&serde_json::Value::Null))],
                 )
             })
             .collect();

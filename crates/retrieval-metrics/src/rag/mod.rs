@@ -1000,6 +1000,15 @@ impl RagRun {
         })
     }
 
+    /// Make room for `additional` more cases' results at once (a capacity hint, as
+    /// `Vec::reserve_exact`): results then never move while the run grows, and on a system
+    /// that commits pages as they are first written (Linux) an overestimate costs address
+    /// space, not resident memory. A run that grows past it grows as without the hint; a
+    /// hint the allocator refuses (more address space than the system grants) is ignored.
+    pub fn reserve(&mut self, additional: usize) {
+        let _ = self.results.try_reserve_exact(additional);
+    }
+
     /// Score the next cases (indices continue from the previous batch).
     pub fn push(&mut self, cases: &[PyValue<'_>]) {
         self.push_indexed(cases, None);
@@ -1233,8 +1242,16 @@ impl RagPartial {
                     .collect::<Result<_, _>>()?,
                 notes: strs(&f[10])?,
                 failures: strs(&f[11])?,
-                id: f[12].as_array().and_then(|a| a.first()).cloned(),
-                meta: f[13].as_array().and_then(|a| a.first()).cloned(),
+                id: f[12]
+                    .as_array()
+                    .and_then(|a| a.first())
+                    .cloned()
+                    .map(Box::new),
+                meta: f[13]
+                    .as_array()
+                    .and_then(|a| a.first())
+                    .cloned()
+                    .map(Box::new),
             };
             let t = Tally {
                 labelled: flag(0)?,
@@ -1276,8 +1293,8 @@ fn evaluate_one<S: Scorer>(
         move || repr_str(&shorten(&query, 60))
     };
     let mut r = CaseResult::new(query, index, k, t);
-    r.id = case.get("id").map(PyValue::to_json_value);
-    r.meta = case.get("meta").map(PyValue::to_json_value);
+    r.id = case.get("id").map(|v| Box::new(v.to_json_value()));
+    r.meta = case.get("meta").map(|v| Box::new(v.to_json_value()));
     r.n_retrieved = raw.len();
     let mut ids: Vec<IdKey<'_>> = Vec::with_capacity(raw.len());
     let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(raw.len());

@@ -222,13 +222,18 @@ pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
 }
 
 /// Stream the elements of a top-level JSON array to `f`, one at a time, so a large case file
-/// never exists twice in memory. Returns `Ok(false)` (calling nothing) when `text` (already
+/// never exists twice in memory; with each element `f` gets the byte offset in `text` just
+/// past it (the parser reads nothing before that offset again, unless the text turns out not
+/// to be a valid array). Returns `Ok(false)` (calling nothing) when `text` (already
 /// stripped) does not start with `[`; an `Err` means `json.loads(text)` would fail (the
 /// caller then falls back to JSON Lines, as the reference does).
 ///
 /// # Errors
 /// The `json.loads` error for the whole text.
-pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result<bool, JsonError> {
+pub fn stream_array<'a>(
+    text: &'a str,
+    mut f: impl FnMut(PyValue<'a>, usize),
+) -> Result<bool, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
@@ -248,7 +253,7 @@ pub fn stream_array<'a>(text: &'a str, mut f: impl FnMut(PyValue<'a>)) -> Result
     } else {
         loop {
             let (value, next) = p.scan_once(i)?;
-            f(value);
+            f(value, next);
             i = p.ws(next);
             if i < s.len() && s[i] == b']' {
                 i += 1;

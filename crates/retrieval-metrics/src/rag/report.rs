@@ -37,10 +37,11 @@ pub struct CaseResult {
     /// Plain-language failures.
     pub failures: Vec<String>,
     /// The case's own `id` field, if it has one (carried through to the per-case rows; not
-    /// part of the reference's `to_dict()`).
-    pub id: Option<serde_json::Value>,
+    /// part of the reference's `to_dict()`). Boxed, as `meta`: a report holds one result per
+    /// case, and an inline `Value` would make each 72 bytes larger even where it is absent.
+    pub id: Option<Box<serde_json::Value>>,
     /// The case's own `meta` field, if it has one (carried through to the per-case rows).
-    pub meta: Option<serde_json::Value>,
+    pub meta: Option<Box<serde_json::Value>>,
 }
 
 impl CaseResult {
@@ -917,7 +918,7 @@ impl RagReport {
         }
         wr.write_record(header)?;
         let cols = Metric::ALL;
-        let text = |v: &Option<serde_json::Value>| match v {
+        let text = |v: Option<&serde_json::Value>| match v {
             None => String::new(),
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
@@ -942,7 +943,7 @@ impl RagReport {
             row.push(c.failures.len().to_string());
             row.push(c.failure_reasons().collect::<Vec<_>>().join("; "));
             if has_id {
-                row.insert(1, text(&c.id));
+                row.insert(1, text(c.id.as_deref()));
             }
             if has_meta {
                 row.push(match &c.meta {
@@ -967,14 +968,13 @@ impl RagReport {
     pub fn write_rows_jsonl<W: Write>(&self, mut w: W) -> std::io::Result<()> {
         let cols = Metric::ALL;
         let (has_id, has_meta) = self.carried_columns();
-        let json =
-            |v: &Option<serde_json::Value>| v.as_ref().map_or("null".into(), |v| v.to_string());
+        let json = |v: Option<&serde_json::Value>| v.map_or("null".into(), |v| v.to_string());
         for c in &self.per_case {
             let mut o = String::from("{\"index\": ");
             o.push_str(&c.index.to_string());
             if has_id {
                 o.push_str(", \"id\": ");
-                o.push_str(&json(&c.id));
+                o.push_str(&json(c.id.as_deref()));
             }
             o.push_str(", \"query\": ");
             json_str_into(&mut o, &c.query);
@@ -1008,7 +1008,7 @@ impl RagReport {
             o.push(']');
             if has_meta {
                 o.push_str(", \"meta\": ");
-                o.push_str(&json(&c.meta));
+                o.push_str(&json(c.meta.as_deref()));
             }
             o.push_str("}\n");
             w.write_all(o.as_bytes())?;
