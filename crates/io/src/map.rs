@@ -1,6 +1,6 @@
 //! Read-only memory maps of whole-file inputs: the one module of the workspace (outside the
-//! Python package's CPython scans) with `unsafe` code, each block (the map itself, and
-//! [`InputBytes::release`]) under its SAFETY note.
+//! Python package's CPython scans) with `unsafe` code, each block (the map itself,
+//! [`InputBytes::release`] and [`InputBytes::text_released`]) under its SAFETY note.
 //!
 //! On the benchmark VM reading a file into a fresh buffer costs about 0.5 ms per MB in page
 //! faults and zero-filling alone, more than parsing it; a map of a file in the page cache
@@ -8,7 +8,7 @@
 //! CLI's `rag` and `filter` ([`map_file`]) and by the Python package's `evaluate_files`
 //! ([`file_bytes`]).
 
-#![allow(unsafe_code)] // `map_regular` (the one place files are mapped) and `release`; see their SAFETY notes
+#![allow(unsafe_code)] // `map_regular` (the one place files are mapped), `release`, `text_released`; see their SAFETY notes
 
 use crate::compressed::{self, Compression};
 use std::fs::File;
@@ -36,6 +36,9 @@ impl std::ops::Deref for InputBytes {
 /// The granularity of [`InputBytes::release`]: a multiple of every page size Linux uses
 /// (4 KiB, 16 KiB, 64 KiB), so the ranges advised are always whole pages.
 const RELEASE_GRAIN: usize = 64 << 10;
+
+/// The piece [`InputBytes::text_released`] checks (and then releases) at a time.
+const UTF8_PIECE: usize = 4 << 20;
 
 impl InputBytes {
     /// Tell the OS that this process will not read `range` (byte offsets into the input)
@@ -70,12 +73,7 @@ impl InputBytes {
         }
         range.start
     }
-}
 
-/// The piece [`InputBytes::text_released`] checks (and then releases) at a time.
-const UTF8_PIECE: usize = 4 << 20;
-
-impl InputBytes {
     /// The input as UTF-8 text, or `None` when it is not valid UTF-8 (`simdutf8`'s check).
     /// A mapped file is checked in 4 MiB pieces, each [released](Self::release) once
     /// checked, so checking a large file does not make all of it resident at once; the
