@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the CommonRouterBench pipeline (library level, no process start):
-//! the full metric computation (intern + tokenise + three walks) on a golden bank, and the
-//! walk alone with warm token counts. Needs `$ROUTEVAL_SHARED` (golden bank + tokenizer files);
+//! loading the tier tokenizers, the full metric computation (intern + tokenise + three walks)
+//! on a golden bank, and the walk alone with warm token counts. Needs `$ROUTEVAL_SHARED` (golden bank + tokenizer files);
 //! without it the benchmarks are skipped with a message. Whole-process figures: `benches/crb.md`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -25,6 +25,14 @@ fn bench(c: &mut Criterion) {
         minimax: rd("minimax-text-01"),
         deepseek: rd("deepseek-v3"),
     };
+    // Loading the four tier encoders from the files' bytes (the fixed cost of every
+    // `routeval crb eval`): JSON parse, the count-only BPE tables, automata and regexes.
+    let mut load = c.benchmark_group("tokenizer_load");
+    load.sample_size(10);
+    load.bench_function("native_all_tiers", |b| {
+        b.iter(|| build_tier_tokenizers(TokenizerSetup::Native, &files, [true; 4]).expect("load"))
+    });
+    load.finish();
     let toks =
         build_tier_tokenizers(TokenizerSetup::Native, &files, [true; 4]).expect("tokenizers");
     let bank = sh.join("golden/crb/cases/swe_only_gold/bank.jsonl");

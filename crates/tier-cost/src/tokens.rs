@@ -23,8 +23,12 @@
 //! tokens without strip/single-word flags; no post-processor that adds tokens) it runs its own
 //! pipeline (added-token split with the same leftmost-longest automaton, the same Unicode
 //! normalisation crate, the same onig regexes) and memoises the BPE count per pre-token, which
-//! is exact because BPE works on each pre-token independently. Any other configuration falls
-//! back to `Tokenizer::encode`. Tests check the fast path against `encode` on every golden text.
+//! is exact because BPE works on each pre-token independently. The BPE count itself is its own
+//! (`BpeCount`: the library's merge rules over a table of merge ranks keyed by token-id pairs,
+//! built from the file's strings without copying them), for models without dropout, unknown
+//! token, byte fallback or subword affixes; other BPE settings use the library's model. Any
+//! other configuration falls back to `Tokenizer::encode`. Tests check the fast path against
+//! `encode` on every golden text and on generated models (`tests/bpe_count.rs`).
 
 use daachorse::{DoubleArrayAhoCorasick, DoubleArrayAhoCorasickBuilder, MatchKind};
 use routeval_core::Tier;
@@ -216,7 +220,7 @@ fn normalize_with(norm: Norm, s: &str) -> std::borrow::Cow<'_, str> {
 
 /// The parts of a `tokenizer.json` the fast path reads (parsed without buffering).
 #[derive(serde::Deserialize)]
-struct FileSpec {
+struct FileSpec<'a> {
     #[serde(default)]
     added_tokens: Vec<AddedSpec>,
     #[serde(default)]
@@ -229,7 +233,8 @@ struct FileSpec {
     truncation: Value,
     #[serde(default)]
     padding: Value,
-    model: ModelSpec,
+    #[serde(borrow)]
+    model: ModelSpec<'a>,
 }
 
 #[derive(serde::Deserialize)]
@@ -247,7 +252,7 @@ struct AddedSpec {
 }
 
 #[derive(serde::Deserialize)]
-struct ModelSpec {
+struct ModelSpec<'a> {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
@@ -264,39 +269,88 @@ struct ModelSpec {
     byte_fallback: Option<bool>,
     #[serde(default)]
     ignore_merges: Option<bool>,
-    vocab: tokenizers::models::bpe::Vocab,
-    merges: Vec<MergeItem>,
+    /// Token → id; keys borrowed from the file where they have no escapes.
+    #[serde(borrow)]
+    vocab: FxHashMap<Text<'a>, u32>,
+    #[serde(borrow)]
+    merges: Vec<MergeItem<'a>>,
 }
 
-/// One merge: `"a b"` (legacy) or `["a", "b"]`.
-struct MergeItem(Option<(String, String)>);
+/// A JSON string, borrowed from the input unless it had escapes.
+#[derive(PartialEq, Eq, Hash)]
+struct Text<'a>(std::borrow::Cow<'a, str>);
 
-impl<'de> serde::Deserialize<'de> for MergeItem {
+impl std::borrow::Borrow<str> for Text<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
-            type Value = MergeItem;
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(std::borrow::Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(std::borrow::Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// One merge: `"a b"` (legacy) or `["a", "b"]`; `None` for a `#version` line.
+struct MergeItem<'a>(Option<(Text<'a>, Text<'a>)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for MergeItem<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use std::borrow::Cow;
+        fn split<E: serde::de::Error>(v: &str) -> Result<Option<(&str, &str)>, E> {
+            if v.starts_with("#version") {
+                return Ok(None);
+            }
+            let mut parts = v.split(' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(a), Some(b), None) => Ok(Some((a, b))),
+                _ => Err(E::custom(format!("bad merge {v:?}"))),
+            }
+        }
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MergeItem<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a merge: \"a b\" or [\"a\", \"b\"]")
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MergeItem, E> {
-                if v.starts_with("#version") {
-                    return Ok(MergeItem(None));
-                }
-                let mut parts = v.split(' ');
-                match (parts.next(), parts.next(), parts.next()) {
-                    (Some(a), Some(b), None) => Ok(MergeItem(Some((a.to_string(), b.to_string())))),
-                    _ => Err(E::custom(format!("bad merge {v:?}"))),
-                }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<MergeItem<'de>, E> {
+                Ok(MergeItem(split(v)?.map(|(a, b)| {
+                    (Text(Cow::Borrowed(a)), Text(Cow::Borrowed(b)))
+                })))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MergeItem<'de>, E> {
+                Ok(MergeItem(split(v)?.map(|(a, b)| {
+                    (Text(Cow::Owned(a.into())), Text(Cow::Owned(b.into())))
+                })))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
-            ) -> Result<MergeItem, A::Error> {
-                let a: String = seq
+            ) -> Result<MergeItem<'de>, A::Error> {
+                let a: Text<'de> = seq
                     .next_element()?
                     .ok_or_else(|| serde::de::Error::custom("merge pair"))?;
-                let b: String = seq
+                let b: Text<'de> = seq
                     .next_element()?
                     .ok_or_else(|| serde::de::Error::custom("merge pair"))?;
                 Ok(MergeItem(Some((a, b))))
@@ -306,12 +360,183 @@ impl<'de> serde::Deserialize<'de> for MergeItem {
     }
 }
 
-fn build_bpe(m: ModelSpec) -> Option<tokenizers::models::bpe::BPE> {
+/// Count-only byte-pair encoding: the number of tokens the `tokenizers` crate's `BPE` model
+/// (0.23) gives a pre-token, without building tokens.
+///
+/// Built only for the configuration the tier tokenizers use: no dropout, no unknown token, no
+/// byte fallback, `ignore_merges` off, empty or absent subword prefix and word suffix (anything
+/// else uses the library's model). Same rules as the library: every character of the
+/// pre-token starts as its single-character token (a character outside the vocabulary is
+/// dropped, as the library drops it without an unknown token), then the adjacent pair of
+/// lowest merge rank is merged, leftmost first, until no adjacent pair has a merge; merges are
+/// ranked by their index in the file, a repeated pair keeping its last index.
+struct BpeCount {
+    /// The token id of each byte's `ByteLevel` character (byte-level models).
+    byte_ids: [Option<u32>; 256],
+    /// Single-character token ids (models without `ByteLevel`).
+    char_ids: FxHashMap<char, u32>,
+    /// `left << 32 | right` → (rank, merged id).
+    merges: FxHashMap<u64, (u32, u32)>,
+}
+
+/// A merge candidate: (rank, left symbol's position, merged id); the smallest pops first.
+type Candidate = std::cmp::Reverse<(u32, usize, u32)>;
+
+impl BpeCount {
+    /// Build from the model, or `None` when its options are not the supported ones or a merge
+    /// names a token outside the vocabulary (the library refuses those; its error is kept).
+    fn new(m: &ModelSpec<'_>, bytes_char: &[char; 256]) -> Option<BpeCount> {
+        let empty = |o: &Option<String>| o.as_deref().is_none_or(str::is_empty);
+        if m.kind.as_deref().is_some_and(|k| k != "BPE")
+            || m.dropout.is_some_and(|d| d != 0.0)
+            || m.unk_token.is_some()
+            || m.byte_fallback == Some(true)
+            || m.ignore_merges == Some(true)
+            || !empty(&m.continuing_subword_prefix)
+            || !empty(&m.end_of_word_suffix)
+        {
+            return None;
+        }
+        let mut merges = FxHashMap::default();
+        merges.reserve(m.merges.len());
+        let mut joined = String::new();
+        for (rank, (a, b)) in m.merges.iter().filter_map(|x| x.0.as_ref()).enumerate() {
+            let a_id = *m.vocab.get(&*a.0)?;
+            let b_id = *m.vocab.get(&*b.0)?;
+            joined.clear();
+            joined.push_str(&a.0);
+            joined.push_str(&b.0);
+            let new_id = *m.vocab.get(joined.as_str())?;
+            let rank = u32::try_from(rank).ok()?;
+            merges.insert((u64::from(a_id) << 32) | u64::from(b_id), (rank, new_id));
+        }
+        let mut byte_ids = [None; 256];
+        let mut buf = [0u8; 4];
+        for (b, id) in byte_ids.iter_mut().enumerate() {
+            *id = m.vocab.get(&*bytes_char[b].encode_utf8(&mut buf)).copied();
+        }
+        let char_ids = m
+            .vocab
+            .iter()
+            .filter_map(|(k, &id)| {
+                let mut cs = k.0.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => Some((c, id)),
+                    _ => None,
+                }
+            })
+            .collect();
+        Some(BpeCount {
+            byte_ids,
+            char_ids,
+            merges,
+        })
+    }
+
+    /// The merge of `left` then `right`, if any: (rank, merged id).
+    #[inline]
+    fn merge(&self, left: u32, right: u32) -> Option<(u32, u32)> {
+        self.merges
+            .get(&((u64::from(left) << 32) | u64::from(right)))
+            .copied()
+    }
+
+    /// The number of tokens of `piece`: its bytes through the `ByteLevel` alphabet when
+    /// `byte_level`, else its characters. `syms` and `heap` are scratch space.
+    fn count(
+        &self,
+        piece: &str,
+        byte_level: bool,
+        syms: &mut Vec<(u32, isize, isize)>,
+        heap: &mut std::collections::BinaryHeap<Candidate>,
+    ) -> usize {
+        syms.clear();
+        let mut push = |id: u32| {
+            let i = syms.len() as isize;
+            syms.push((id, i - 1, i + 1));
+        };
+        if byte_level {
+            piece
+                .bytes()
+                .filter_map(|b| self.byte_ids[b as usize])
+                .for_each(&mut push);
+        } else {
+            piece
+                .chars()
+                .filter_map(|c| self.char_ids.get(&c).copied())
+                .for_each(&mut push);
+        }
+        let n = syms.len();
+        if n < 2 {
+            return n;
+        }
+        if let Some(last) = syms.last_mut() {
+            last.2 = -1;
+        }
+        // Symbols form a linked list (id, prev, next): next is -1 for the last symbol and -2
+        // for one merged into its left neighbour.
+        heap.clear();
+        for i in 0..n - 1 {
+            if let Some((rank, id)) = self.merge(syms[i].0, syms[i + 1].0) {
+                heap.push(std::cmp::Reverse((rank, i, id)));
+            }
+        }
+        let mut left = n;
+        while let Some(std::cmp::Reverse((_, pos, new_id))) = heap.pop() {
+            let (id, prev, next) = syms[pos];
+            if next < 0 {
+                continue;
+            }
+            let next = next as usize;
+            // An expired candidate: the pair at `pos` changed since it was queued.
+            if self
+                .merge(id, syms[next].0)
+                .is_none_or(|(_, m)| m != new_id)
+            {
+                continue;
+            }
+            let after = syms[next].2;
+            syms[pos] = (new_id, prev, after);
+            syms[next].2 = -2;
+            if after >= 0 {
+                syms[after as usize].1 = pos as isize;
+            }
+            left -= 1;
+            if prev >= 0
+                && let Some((rank, id)) = self.merge(syms[prev as usize].0, new_id)
+            {
+                heap.push(std::cmp::Reverse((rank, prev as usize, id)));
+            }
+            if after >= 0
+                && let Some((rank, id)) = self.merge(new_id, syms[after as usize].0)
+            {
+                heap.push(std::cmp::Reverse((rank, pos, id)));
+            }
+        }
+        left
+    }
+}
+
+/// The library's BPE model from the same settings (for configurations [`BpeCount`] does not
+/// cover).
+fn build_bpe(m: ModelSpec<'_>) -> Option<tokenizers::models::bpe::BPE> {
     if m.kind.as_deref().is_some_and(|k| k != "BPE") {
         return None;
     }
-    let merges: Vec<(String, String)> = m.merges.into_iter().filter_map(|x| x.0).collect();
-    let mut b = tokenizers::models::bpe::BPE::builder().vocab_and_merges(m.vocab, merges);
+    let merges: Vec<(String, String)> = m
+        .merges
+        .into_iter()
+        .filter_map(|x| x.0)
+        .map(|(a, b)| (a.0.into_owned(), b.0.into_owned()))
+        .collect();
+    let vocab: tokenizers::models::bpe::Vocab = m
+        .vocab
+        .into_iter()
+        .map(|(k, v)| (k.0.into_owned(), v))
+        .collect();
+    let mut b = tokenizers::models::bpe::BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .cache_capacity(0);
     if let Some(x) = m.dropout {
         b = b.dropout(x);
     }
@@ -486,12 +711,18 @@ fn split_added<'a>(
     Ok(n)
 }
 
+/// The BPE model of the fast path: [`BpeCount`] where it applies, else the library's.
+enum BpeModel {
+    Own(Box<BpeCount>),
+    Library(Box<tokenizers::models::bpe::BPE>),
+}
+
 /// A Hugging Face `tokenizer.json` tokenizer with a count-only fast path and a per-pre-token memo.
 pub struct HfCounter {
     name: String,
     /// The full library tokenizer: loaded only when the fast path does not apply (or on request).
     tokenizer: Option<Tokenizer>,
-    fast: Option<(FastPath, tokenizers::models::bpe::BPE)>,
+    fast: Option<(FastPath, BpeModel)>,
     memo: Mutex<FxHashMap<Box<str>, u32>>,
 }
 
@@ -533,7 +764,11 @@ impl HfCounter {
                 },
             );
             let fp = build_fast_path(&spec)?;
-            Some((fp, build_bpe(model)?))
+            let bpe = match BpeCount::new(&model, &fp.bytes_char) {
+                Some(own) => BpeModel::Own(Box::new(own)),
+                None => BpeModel::Library(Box::new(build_bpe(model)?)),
+            };
+            Some((fp, bpe))
         });
         let tokenizer = match fast {
             Some(_) => None,
@@ -565,6 +800,12 @@ impl HfCounter {
         self.fast.is_some()
     }
 
+    /// Whether the fast path counts BPE merges itself (no dropout, no unknown token, no byte
+    /// fallback, no subword prefix or word suffix) rather than through the library's model.
+    pub fn counts_bpe_itself(&self) -> bool {
+        matches!(self.fast, Some((_, BpeModel::Own(_))))
+    }
+
     /// The count through the library's full `encode(text, add_special_tokens=true)`; an error
     /// if the full tokenizer was not loaded (see [`from_bytes_with_reference`](Self::from_bytes_with_reference)).
     pub fn count_slow(&self, text: &str) -> Result<usize, TokenError> {
@@ -591,20 +832,25 @@ impl HfCounter {
         }
         let mut total = 0usize;
         let mut mapped = String::new();
+        let mut syms = Vec::new();
+        let mut heap = std::collections::BinaryHeap::new();
         let mut count_piece = |piece: &str| -> Result<(), TokenError> {
             if let Some(c) = memo.get(piece) {
                 total += *c as usize;
                 return Ok(());
             }
-            let c = if fp.byte_level {
-                mapped.clear();
-                mapped.extend(piece.bytes().map(|b| fp.bytes_char[b as usize]));
-                model.tokenize(&mapped)
-            } else {
-                model.tokenize(piece)
-            }
-            .map_err(|e| TokenError::Tokenizer(e.to_string()))?
-            .len();
+            let c = match model {
+                BpeModel::Own(bpe) => bpe.count(piece, fp.byte_level, &mut syms, &mut heap),
+                BpeModel::Library(model) => if fp.byte_level {
+                    mapped.clear();
+                    mapped.extend(piece.bytes().map(|b| fp.bytes_char[b as usize]));
+                    model.tokenize(&mapped)
+                } else {
+                    model.tokenize(piece)
+                }
+                .map_err(|e| TokenError::Tokenizer(e.to_string()))?
+                .len(),
+            };
             memo.insert(piece.into(), c as u32);
             total += c;
             Ok(())

@@ -275,6 +275,10 @@ fn fast_path_equals_encode_on_every_golden_bank_message() {
     assert!(texts.len() > 100, "{}", texts.len());
     for ((name, r), f) in refs.iter().zip(&fast) {
         assert!(f.has_fast_path(), "{name}");
+        assert!(
+            f.counts_bpe_itself(),
+            "{name} counts through the library model"
+        );
         for t in &texts {
             use routeval_tier_cost::tokens::CountTokens;
             assert_eq!(
