@@ -385,7 +385,7 @@ type Candidate = std::cmp::Reverse<(u32, usize, u32)>;
 impl BpeCount {
     /// Build from the model, or `None` when its options are not the supported ones or a merge
     /// names a token outside the vocabulary (the library refuses those; its error is kept).
-    fn new(m: &ModelSpec<'_>, bytes_char: &[char; 256]) -> Option<BpeCount> {
+    fn new(m: &ModelSpec<'_>, byte_level: bool, bytes_char: &[char; 256]) -> Option<BpeCount> {
         let empty = |o: &Option<String>| o.as_deref().is_none_or(str::is_empty);
         if m.kind.as_deref().is_some_and(|k| k != "BPE")
             || m.dropout.is_some_and(|d| d != 0.0)
@@ -410,22 +410,28 @@ impl BpeCount {
             let rank = u32::try_from(rank).ok()?;
             merges.insert((u64::from(a_id) << 32) | u64::from(b_id), (rank, new_id));
         }
+        // A pre-token starts as byte tokens (byte-level) or as character tokens: only one of
+        // the two tables is built.
         let mut byte_ids = [None; 256];
-        let mut buf = [0u8; 4];
-        for (b, id) in byte_ids.iter_mut().enumerate() {
-            *id = m.vocab.get(&*bytes_char[b].encode_utf8(&mut buf)).copied();
+        let mut char_ids = FxHashMap::default();
+        if byte_level {
+            let mut buf = [0u8; 4];
+            for (b, id) in byte_ids.iter_mut().enumerate() {
+                *id = m.vocab.get(&*bytes_char[b].encode_utf8(&mut buf)).copied();
+            }
+        } else {
+            char_ids = m
+                .vocab
+                .iter()
+                .filter_map(|(k, &id)| {
+                    let mut cs = k.0.chars();
+                    match (cs.next(), cs.next()) {
+                        (Some(c), None) => Some((c, id)),
+                        _ => None,
+                    }
+                })
+                .collect();
         }
-        let char_ids = m
-            .vocab
-            .iter()
-            .filter_map(|(k, &id)| {
-                let mut cs = k.0.chars();
-                match (cs.next(), cs.next()) {
-                    (Some(c), None) => Some((c, id)),
-                    _ => None,
-                }
-            })
-            .collect();
         Some(BpeCount {
             byte_ids,
             char_ids,
@@ -764,7 +770,7 @@ impl HfCounter {
                 },
             );
             let fp = build_fast_path(&spec)?;
-            let bpe = match BpeCount::new(&model, &fp.bytes_char) {
+            let bpe = match BpeCount::new(&model, fp.byte_level, &fp.bytes_char) {
                 Some(own) => BpeModel::Own(Box::new(own)),
                 None => BpeModel::Library(Box::new(build_bpe(model)?)),
             };
