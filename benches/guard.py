@@ -291,6 +291,8 @@ def main() -> int:
             if ours.rss_mb > r["routeval_rss_mb"] * (1 + TOLERANCE):
                 bad.append(f"RSS {ours.rss_mb:.0f} MB > {r['routeval_rss_mb'] * (1 + TOLERANCE):.0f} MB")
             verdict = "REGRESSION: " + "; ".join(bad) if bad else "ok"
+            if bad and (xw < r["wall_ratio"] * (1 - TOLERANCE) or xc < r["cpu_ratio"] * (1 - TOLERANCE)):
+                verdict += " [" + moved(ours, ref, r) + "]"
             failed |= bool(bad)
         rec = f"{r['wall_ratio']:.1f}/{r['cpu_ratio']:.1f}, {r['routeval_rss_mb']:.0f} MB" if r else "-"
         print(f"{b:7} {ours.wall:7.3f}s {ours.cpu:7.3f}s {ours.rss_mb:6.0f}MB "
@@ -309,6 +311,23 @@ def main() -> int:
         os.replace(tmp, RECORD)
         print(f"recorded in {RECORD.relative_to(ROOT)}")
     return 1 if failed else 0
+
+
+def moved(ours, ref, r) -> str:
+    """Which side a fallen ratio moved on: routeval's CPU time against its recorded CPU time, and
+    the reference's against its own. A ratio can fall because the reference ran faster on the
+    day (the machine's state moves Python and routeval differently), which this names; the
+    guard still fails on the ratio, as its rule says."""
+    mine = ours.cpu / max(r["routeval_cpu_s"], 1e-9)
+    theirs = ref.cpu / max(r["reference_cpu_s"], 1e-9)
+    what = []
+    what.append(f"routeval CPU {ours.cpu:.3f} s vs recorded {r['routeval_cpu_s']:.3f} s ({mine:.2f}x)")
+    what.append(f"reference CPU {ref.cpu:.2f} s vs recorded {r['reference_cpu_s']:.2f} s ({theirs:.2f}x)")
+    if mine <= 1 + TOLERANCE and theirs < 1 - TOLERANCE:
+        what.append("the reference got faster, routeval did not get slower")
+    elif mine > 1 + TOLERANCE:
+        what.append("routeval got slower")
+    return "; ".join(what)
 
 
 def scaling(a, only: list[str], scales: list[int], data: Path, shared: Path, load) -> int:
