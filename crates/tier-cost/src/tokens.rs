@@ -269,9 +269,9 @@ struct ModelSpec<'a> {
     byte_fallback: Option<bool>,
     #[serde(default)]
     ignore_merges: Option<bool>,
-    /// Token → id; keys borrowed from the file where they have no escapes.
+    /// `(token, id)` in file order; tokens borrowed from the file where they have no escapes.
     #[serde(borrow)]
-    vocab: FxHashMap<Text<'a>, u32>,
+    vocab: VocabList<'a>,
     #[serde(borrow)]
     merges: Vec<MergeItem<'a>>,
 }
@@ -305,6 +305,33 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
             }
         }
         d.deserialize_str(V)
+    }
+}
+
+/// A vocabulary object read as a list (no hashing while parsing; the map is built once with
+/// its final size).
+struct VocabList<'a>(Vec<(Text<'a>, u32)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for VocabList<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = VocabList<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a vocabulary object {token: id}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<VocabList<'de>, A::Error> {
+                let mut list = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(entry) = map.next_entry::<Text<'de>, u32>()? {
+                    list.push(entry);
+                }
+                Ok(VocabList(list))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -397,16 +424,43 @@ impl BpeCount {
         {
             return None;
         }
+        // Token → id, a later duplicate winning (as in a JSON object read into a map).
+        let mut vocab: FxHashMap<&str, u32> = FxHashMap::default();
+        vocab.reserve(m.vocab.0.len());
+        for (k, id) in &m.vocab.0 {
+            vocab.insert(&k.0, *id);
+        }
+        // Id → token, from the map (so `by_id[x] == t` implies `vocab[t] == x`), when the ids
+        // are dense enough for a table.
+        let max_id = vocab.values().copied().max().unwrap_or(0) as usize;
+        let mut by_id: Vec<Option<&str>> = Vec::new();
+        if max_id <= 4 * vocab.len() + 1024 {
+            by_id = vec![None; max_id + 1];
+            for (&k, &id) in &vocab {
+                by_id[id as usize] = Some(k);
+            }
+        }
         let mut merges = FxHashMap::default();
         merges.reserve(m.merges.len());
         let mut joined = String::new();
+        // Files usually give merge i's token the id i + c: that id is tried first and checked
+        // against the table, the map answers otherwise.
+        let mut offset: i64 = 0;
         for (rank, (a, b)) in m.merges.iter().filter_map(|x| x.0.as_ref()).enumerate() {
-            let a_id = *m.vocab.get(&*a.0)?;
-            let b_id = *m.vocab.get(&*b.0)?;
+            let a_id = *vocab.get(&*a.0)?;
+            let b_id = *vocab.get(&*b.0)?;
             joined.clear();
             joined.push_str(&a.0);
             joined.push_str(&b.0);
-            let new_id = *m.vocab.get(joined.as_str())?;
+            let guess = usize::try_from(rank as i64 + offset).ok();
+            let new_id = match guess.and_then(|g| by_id.get(g).copied().flatten()) {
+                Some(t) if t == joined => guess? as u32,
+                _ => {
+                    let id = *vocab.get(joined.as_str())?;
+                    offset = i64::from(id) - rank as i64;
+                    id
+                }
+            };
             let rank = u32::try_from(rank).ok()?;
             merges.insert((u64::from(a_id) << 32) | u64::from(b_id), (rank, new_id));
         }
@@ -417,14 +471,13 @@ impl BpeCount {
         if byte_level {
             let mut buf = [0u8; 4];
             for (b, id) in byte_ids.iter_mut().enumerate() {
-                *id = m.vocab.get(&*bytes_char[b].encode_utf8(&mut buf)).copied();
+                *id = vocab.get(&*bytes_char[b].encode_utf8(&mut buf)).copied();
             }
         } else {
-            char_ids = m
-                .vocab
+            char_ids = vocab
                 .iter()
                 .filter_map(|(k, &id)| {
-                    let mut cs = k.0.chars();
+                    let mut cs = k.chars();
                     match (cs.next(), cs.next()) {
                         (Some(c), None) => Some((c, id)),
                         _ => None,
@@ -537,6 +590,7 @@ fn build_bpe(m: ModelSpec<'_>) -> Option<tokenizers::models::bpe::BPE> {
         .collect();
     let vocab: tokenizers::models::bpe::Vocab = m
         .vocab
+        .0
         .into_iter()
         .map(|(k, v)| (k.0.into_owned(), v))
         .collect();
@@ -765,7 +819,7 @@ impl HfCounter {
                     fuse_unk: None,
                     byte_fallback: None,
                     ignore_merges: None,
-                    vocab: Default::default(),
+                    vocab: VocabList(Vec::new()),
                     merges: Vec::new(),
                 },
             );

@@ -117,3 +117,31 @@ proptest! {
 fn remap(i: usize, n_base: usize) -> usize {
     if i < 6 { i } else { n_base + (i - 6) }
 }
+
+/// A vocabulary object with a repeated token (the later id wins, as when the library reads it)
+/// and merges whose tokens' ids do not follow the merge order: counts still equal `encode`.
+#[test]
+fn repeated_tokens_and_irregular_ids_count_like_encode() {
+    let text = r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+        "normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,
+        "model":{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,
+        "end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,
+        "vocab":{"a":0,"b":1,"c":2,"ab":7,"bc":3,"abc":4,"ab":5,"ca":6,"\u0061a":8},
+        "merges":["a b","b c","ab c","c a","a a"]}}"#;
+    let c = HfCounter::from_bytes_with_reference("irregular", text.as_bytes()).unwrap();
+    assert!(c.has_fast_path() && c.counts_bpe_itself());
+    for t in [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcab",
+        "cabca",
+        "aaaa",
+        "bcbcab",
+        "cccaaab",
+        "abcabcabc",
+    ] {
+        assert_eq!(c.count(t).unwrap(), c.count_slow(t).unwrap(), "{t:?}");
+    }
+}
