@@ -124,9 +124,10 @@ const CL100K_SPECIAL_IDS: [u32; 5] = [100257, 100258, 100259, 100260, 100276];
 pub struct Cl100kCounter {
     regex: fancy_regex_tiktoken::Regex,
     /// Token bytes → rank (id).
-    ranks: FxHashMap<Box<[u8]>, u32>,
-    /// tiktoken-rs's own encoder (kept for [`Cl100kCounter::count_reference`]).
-    bpe: tiktoken_rs::CoreBPE,
+    ranks: Ranks,
+    /// tiktoken-rs's own encoder, built again on the first [`Cl100kCounter::count_reference`]
+    /// (the one the ranks were read from is dropped: ≈ 20 MB).
+    reference: std::sync::OnceLock<Option<tiktoken_rs::CoreBPE>>,
 }
 
 impl std::fmt::Debug for Cl100kCounter {
@@ -145,32 +146,40 @@ impl Cl100kCounter {
         let bpe = tiktoken_rs::cl100k_base().map_err(|e| load(e.to_string()))?;
         let regex =
             fancy_regex_tiktoken::Regex::new(CL100K_PATTERN).map_err(|e| load(e.to_string()))?;
-        let mut ranks = FxHashMap::default();
-        ranks.reserve(100_256);
+        let mut ranks = Ranks::with_capacity(100_256, 700_000);
         let last = CL100K_SPECIAL_IDS.iter().copied().max().unwrap_or(0);
         for id in (0..=last).filter(|id| !CL100K_SPECIAL_IDS.contains(id)) {
             if let Ok(bytes) = bpe.decode_bytes(&[id]) {
-                ranks.insert(bytes.into_boxed_slice(), id);
+                ranks.insert(&bytes, id);
             }
         }
-        if (0..=255u8).any(|b| !ranks.contains_key(&[b][..])) {
+        if (0..=255u8).any(|b| ranks.get(&[b]).is_none()) {
             return Err(load("a single byte is not a token".into()));
         }
-        Ok(Cl100kCounter { regex, ranks, bpe })
+        drop(bpe);
+        Ok(Cl100kCounter {
+            regex,
+            ranks,
+            reference: std::sync::OnceLock::new(),
+        })
     }
 
     /// The count through tiktoken-rs's own `encode_ordinary` (no special-token check; panics
-    /// where tiktoken-rs panics), to check [`CountTokens::count`] against.
-    pub fn count_reference(&self, text: &str) -> usize {
-        self.bpe.encode_ordinary(text).len()
+    /// where tiktoken-rs panics), to check [`CountTokens::count`] against; `None` if
+    /// tiktoken-rs's encoder cannot be built.
+    pub fn count_reference(&self, text: &str) -> Option<usize> {
+        self.reference
+            .get_or_init(|| tiktoken_rs::cl100k_base().ok())
+            .as_ref()
+            .map(|bpe| bpe.encode_ordinary(text).len())
     }
 
     /// Tokens of one piece the pattern cut: 1 if it is a token, else the byte-pair merge count.
     fn piece_count(&self, piece: &[u8], scratch: &mut SpanScratch) -> usize {
-        if piece.len() < 2 || self.ranks.contains_key(piece) {
+        if piece.len() < 2 || self.ranks.get(piece).is_some() {
             return usize::from(!piece.is_empty());
         }
-        let rank = |a: usize, b: usize| self.ranks.get(&piece[a..b]).copied();
+        let rank = |a: usize, b: usize| self.ranks.get(&piece[a..b]);
         // Parts as a linked list over byte offsets: part i starts at byte i (a part keeps the
         // index of its first byte) and ends at `end[i]`; `next[i]` is the next part's index
         // (-1: last, -2: merged into its left neighbour).
@@ -223,6 +232,62 @@ impl Cl100kCounter {
             }
         }
         left
+    }
+}
+
+/// Byte strings → rank, the strings kept in one buffer (no allocation per token).
+struct Ranks {
+    bytes: Vec<u8>,
+    /// (start, end, rank) into `bytes`.
+    table: hashbrown::HashTable<(u32, u32, u32)>,
+}
+
+impl Ranks {
+    fn with_capacity(entries: usize, bytes: usize) -> Ranks {
+        Ranks {
+            bytes: Vec::with_capacity(bytes),
+            table: hashbrown::HashTable::with_capacity(entries),
+        }
+    }
+
+    fn hash(key: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        rustc_hash::FxBuildHasher.hash_one(key)
+    }
+
+    /// Add `key` with `rank`; a key already present keeps its first rank. Keys past 4 GiB of
+    /// token bytes are not added (cl100k_base has 1 MB).
+    fn insert(&mut self, key: &[u8], rank: u32) {
+        let (Ok(start), Ok(end)) = (
+            u32::try_from(self.bytes.len()),
+            u32::try_from(self.bytes.len() + key.len()),
+        ) else {
+            return;
+        };
+        let h = Self::hash(key);
+        let bytes = &self.bytes;
+        if self
+            .table
+            .find(h, |&(s, e, _)| &bytes[s as usize..e as usize] == key)
+            .is_some()
+        {
+            return;
+        }
+        self.bytes.extend_from_slice(key);
+        let bytes = &self.bytes;
+        self.table
+            .insert_unique(h, (start, end, rank), |&(s, e, _)| {
+                Self::hash(&bytes[s as usize..e as usize])
+            });
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        self.table
+            .find(Self::hash(key), |&(s, e, _)| {
+                &self.bytes[s as usize..e as usize] == key
+            })
+            .map(|&(_, _, r)| r)
     }
 }
 
