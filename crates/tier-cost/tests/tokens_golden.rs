@@ -289,3 +289,49 @@ fn fast_path_equals_encode_on_every_golden_bank_message() {
         }
     }
 }
+
+/// The three real tokenizer files: the fast path (with its own BPE count) equals the library's
+/// full `encode` on random texts of every character class, on long runs of one character
+/// (long pre-tokens: the merge loop's heap) and on runs of alternating characters.
+#[test]
+#[ignore = "needs ROUTEVAL_SHARED"]
+fn fast_path_equals_encode_on_random_and_long_texts() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use routeval_tier_cost::tokens::CountTokens;
+    let Some(shared) = shared() else { return };
+    let refs = references(&shared);
+    let mut long: Vec<String> = Vec::new();
+    for c in ["a", " ", "\n", "é", "日", "🤖", "9", "=", "\t", "\u{301}"] {
+        long.push(c.repeat(3000));
+    }
+    long.push("ab".repeat(2000));
+    long.push("é ".repeat(1500));
+    long.push("x1".repeat(1500));
+    for (name, r) in &refs {
+        for t in &long {
+            assert_eq!(
+                r.count(t).unwrap(),
+                r.count_slow(t).unwrap(),
+                "{name}: {:?}",
+                &t[..20]
+            );
+        }
+    }
+    let mut runner = TestRunner::new(Config::with_cases(64));
+    let texts = "([a-zA-Z]{1,10}|[0-9]{1,6}|[ \t\r\n]{1,5}|[.,;:!?'\"(){}<>=_/\\\\-]{1,5}|[éüßñçà]{1,3}|[日本語中文한국어]{1,4}|[🤖🎉👍🏽]{1,2}|\\PC{1,3}){0,30}";
+    runner
+        .run(&texts, |t| {
+            for (name, r) in &refs {
+                prop_assert_eq!(
+                    r.count(&t).unwrap(),
+                    r.count_slow(&t).unwrap(),
+                    "{}: {:?}",
+                    name,
+                    t
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
