@@ -806,6 +806,30 @@ fn build_bpe(m: ModelSpec<'_>) -> Option<tokenizers::models::bpe::BPE> {
     b.build().ok()
 }
 
+/// Whether every added token is in the vocabulary, or the vocabulary's ids are exactly
+/// `0..n` (then the ids the library hands out to the others cannot collide with them).
+fn added_ids_are_safe(added: &[AddedSpec], vocab: &VocabList<'_>) -> bool {
+    let mut outside: std::collections::HashSet<&str> = added
+        .iter()
+        .map(|t| t.content.as_str())
+        .filter(|c| !c.is_empty())
+        .collect();
+    if outside.is_empty() {
+        return true;
+    }
+    let n = vocab.0.len();
+    let mut seen = vec![false; n];
+    let mut dense = true;
+    for (k, id) in &vocab.0 {
+        outside.remove(&*k.0);
+        match seen.get_mut(*id as usize) {
+            Some(s) if !*s => *s = true,
+            _ => dense = false,
+        }
+    }
+    outside.is_empty() || dense
+}
+
 /// Recognise a supported configuration and build the fast pipeline, or `None`.
 fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
     if !spec.truncation.is_null() || !spec.padding.is_null() {
@@ -874,7 +898,16 @@ fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
     // Added tokens: same two automata as `AddedVocabulary` (leftmost-longest).
     let mut raw: Vec<(String, u32)> = Vec::new();
     let mut normed: Vec<(String, u32)> = Vec::new();
-    for t in &spec.added_tokens {
+    // As the library's added vocabulary: an empty content is skipped, and of two entries with
+    // the same content only the later one counts.
+    let mut last: FxHashMap<&str, usize> = FxHashMap::default();
+    for (i, t) in spec.added_tokens.iter().enumerate() {
+        last.insert(&t.content, i);
+    }
+    for (i, t) in spec.added_tokens.iter().enumerate() {
+        if t.content.is_empty() || last.get(t.content.as_str()) != Some(&i) {
+            continue;
+        }
         if t.lstrip || t.rstrip || t.single_word {
             return None;
         }
@@ -1008,6 +1041,12 @@ impl HfCounter {
                     merges: Vec::new(),
                 },
             );
+            // An added token outside the vocabulary gets a new id from the library, which can
+            // collide with a vocabulary id when the ids are not 0..n (a later entry then
+            // replaces an earlier one): such files take the library's path.
+            if !added_ids_are_safe(&spec.added_tokens, &model.vocab) {
+                return None;
+            }
             let fp = build_fast_path(&spec)?;
             let bpe = match BpeCount::new(&model, fp.byte_level, &fp.bytes_char) {
                 Some(own) => BpeModel::Own(Box::new(own)),

@@ -145,3 +145,73 @@ fn repeated_tokens_and_irregular_ids_count_like_encode() {
         assert_eq!(c.count(t).unwrap(), c.count_slow(t).unwrap(), "{t:?}");
     }
 }
+
+/// A minimal `tokenizer.json` without merges: `vocab` and `added` are JSON fragments.
+fn with_added(vocab: &str, added: &[(&str, bool)], normalizer: &str) -> Vec<u8> {
+    let added: Vec<String> = added
+        .iter()
+        .map(|(c, n)| {
+            format!(
+                r#"{{"id":9,"content":"{c}","single_word":false,"lstrip":false,"rstrip":false,"normalized":{n},"special":true}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":[{}],"normalizer":{normalizer},"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"vocab":{{{vocab}}},"merges":[]}}}}"#,
+        added.join(",")
+    )
+    .into_bytes()
+}
+
+/// Added-token cases where the fast path once counted differently from the library (found by
+/// an adversarial review): an empty content (the library skips it), an added token outside a
+/// vocabulary whose ids are not `0..n` (the library's new id collides), and one content added
+/// twice with different `normalized` flags (the library keeps the later entry).
+#[test]
+fn added_token_edge_cases_count_like_encode() {
+    let cases: Vec<(&str, Vec<u8>, Vec<String>)> = vec![
+        (
+            "empty",
+            with_added(r#""a":0"#, &[("", false)], "null"),
+            vec!["a".into(), "aa".into(), "a".repeat(1000)],
+        ),
+        (
+            "empty normalized",
+            with_added(r#""a":0"#, &[("", true)], "null"),
+            vec!["a".into(), "aaa".into()],
+        ),
+        (
+            "colliding id",
+            with_added(r#""a":0,"c":2"#, &[("<x>", false), ("c", false)], "null"),
+            vec!["<x>".into(), "a<x>c".into(), "c".into()],
+        ),
+        (
+            "colliding id, gap",
+            with_added(
+                r#""a":0,"b":1,"c":3"#,
+                &[("<x>", false), ("c", false)],
+                "null",
+            ),
+            vec!["<x>".into(), "a<x>b".into(), "<x>c".into()],
+        ),
+        (
+            "same content twice",
+            with_added(
+                r#""f":0,"i":1,"ﬁ":2"#,
+                &[("ﬁ", true), ("ﬁ", false)],
+                r#"{"type":"NFKC"}"#,
+            ),
+            vec!["fi".into(), "ffii".into(), "ﬁ".into(), "fﬁi".into()],
+        ),
+    ];
+    for (name, bytes, texts) in cases {
+        let c = HfCounter::from_bytes_with_reference(name, &bytes).unwrap();
+        for t in &texts {
+            assert_eq!(
+                c.count(t).unwrap(),
+                c.count_slow(t).unwrap(),
+                "{name}: {t:?}"
+            );
+        }
+    }
+}
