@@ -205,7 +205,9 @@ impl Cl100kCounter {
         }
         let mut left = n;
         // A candidate (rank, start, end of its right part) is current while the part at
-        // `start` is alive and its right neighbour still ends there: the same bytes.
+        // `start` is alive and its right neighbour still ends there: the same bytes, as
+        // tiktoken's merge ranks byte spans (`BpeCount::count` keeps the `tokenizers` crate's
+        // merged-id rule instead).
         while let Some(std::cmp::Reverse((_, start, right_end))) = heap.pop() {
             let nx = next[start];
             if nx < 0 || end[nx as usize] != right_end {
@@ -732,7 +734,11 @@ impl BpeCount {
                 continue;
             }
             let next = next as usize;
-            // An expired candidate: the pair at `pos` changed since it was queued.
+            // An expired candidate: the pair at `pos` no longer merges into `new_id`. This is
+            // the `tokenizers` crate's own rule (it compares the merged id, so a changed pair
+            // that happens to merge into the same token is still taken at the queued rank);
+            // `Cl100kCounter::piece_count` has the same loop with tiktoken's rule instead (the
+            // pair's bytes unchanged), which is why the two loops are not one.
             if self
                 .merge(id, syms[next].0)
                 .is_none_or(|(_, m)| m != new_id)
