@@ -370,14 +370,18 @@ impl QueryQrels {
         self.duplicate.as_deref().map(|(d, l)| (&d[..], *l))
     }
 
-    fn build(qid: &[u8], mut recs: Vec<Judgment<'_>>) -> QueryQrels {
-        sort_docnos(&mut recs);
+    fn build<'b>(
+        qid: &[u8],
+        recs: &mut [Judgment<'b>],
+        scratch: &mut SortScratch<'b>,
+    ) -> QueryQrels {
+        sort_docnos(recs, scratch);
         let mut arena = Vec::with_capacity(recs.iter().map(|r| r.0.len()).sum());
         let mut judged = Vec::with_capacity(recs.len());
         let mut rel_levels: Vec<u64> = Vec::new();
         let mut duplicate = None;
         let mut prev: Option<&[u8]> = None;
-        for (docno, rel, line) in recs {
+        for &(docno, rel, line) in recs.iter() {
             if prev.is_some_and(|p| same_id(p, docno)) && duplicate.is_none() {
                 duplicate = Some(Box::new((docno.into(), line)));
             }
@@ -409,10 +413,19 @@ impl QueryQrels {
 /// `(docno, relevance, line)` of one judgment.
 type Judgment<'b> = (&'b [u8], i32, u64);
 
+/// Buffers one thread reuses for every query it builds (the judgments gathered, the sort
+/// keys, the sorted copy): a few allocations per thread instead of three per query.
+#[derive(Default)]
+struct SortScratch<'b> {
+    judgments: Vec<Judgment<'b>>,
+    keyed: Vec<u128>,
+    sorted: Vec<Judgment<'b>>,
+}
+
 /// Sort judgments by docno (byte order), then line: docnos of one query often share a long
 /// prefix (`doc123_7`, `doc123_42`), so the bytes after the common prefix are compared as one
 /// big-endian word first (zero-padded, which keeps byte order), whole docnos only on a tie.
-fn sort_docnos(recs: &mut [Judgment<'_>]) {
+fn sort_docnos<'b>(recs: &mut [Judgment<'b>], scratch: &mut SortScratch<'b>) {
     let Some(first) = recs.first().map(|r| r.0) else {
         return;
     };
@@ -422,19 +435,23 @@ fn sort_docnos(recs: &mut [Judgment<'_>]) {
     let word = |d: &[u8]| be_prefix(&d[common..]);
     // (word << 64 | file position): one integer sort; equal words (a longer shared prefix,
     // or the same docno) are then ordered by the whole docno, file order kept.
-    let mut keyed: Vec<u128> = recs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| ((word(r.0) as u128) << 64) | i as u128)
-        .collect();
+    let keyed = &mut scratch.keyed;
+    keyed.clear();
+    keyed.extend(
+        recs.iter()
+            .enumerate()
+            .map(|(i, r)| ((word(r.0) as u128) << 64) | i as u128),
+    );
     // Already in order when the words increase strictly and hold every docno whole.
     let longest = recs.iter().map(|r| r.0.len()).max().unwrap_or(0);
     if longest <= common + 8 && keyed.windows(2).all(|w| w[0] >> 64 < w[1] >> 64) {
         return;
     }
-    sort_keyed(&mut keyed, |i| recs[i].0);
-    let sorted: Vec<Judgment<'_>> = keyed.iter().map(|k| recs[*k as u64 as usize]).collect();
-    recs.copy_from_slice(&sorted);
+    sort_keyed(keyed, |i| recs[i].0);
+    let sorted = &mut scratch.sorted;
+    sorted.clear();
+    sorted.extend(keyed.iter().map(|k| recs[*k as u64 as usize]));
+    recs.copy_from_slice(sorted);
 }
 
 /// The first 8 bytes of `bytes` as a big-endian word, zero-padded: comparing words is byte
@@ -657,9 +674,9 @@ impl Qrels {
         let queries: Vec<QueryQrels> = groups
             .par_iter()
             .with_min_len(64)
-            .map(|g| {
-                let n = g.iter().map(|&o| run(o).3 - run(o).2).sum();
-                let mut js = Vec::with_capacity(n);
+            .map_init(SortScratch::default, |scratch, g| {
+                let mut js = std::mem::take(&mut scratch.judgments);
+                js.clear();
                 for &o in g.iter() {
                     let &(_, c, s, e) = run(o);
                     let ch = &chunks[c];
@@ -669,7 +686,9 @@ impl Qrels {
                             .map(|r| (r.docno, r.rel, r.line + ch.base)),
                     );
                 }
-                QueryQrels::build(run(g[0]).0, js)
+                let q = QueryQrels::build(run(g[0]).0, &mut js, scratch);
+                scratch.judgments = js;
+                q
             })
             .collect();
         let index = queries
