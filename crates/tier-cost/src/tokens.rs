@@ -109,9 +109,6 @@ pub const CL100K_SPECIALS: [&str; 5] = [
 /// tiktoken's), run by the same fancy-regex release tiktoken-rs uses.
 const CL100K_PATTERN: &str = "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s";
 
-/// The ids of cl100k_base's special tokens (not ordinary byte sequences).
-const CL100K_SPECIAL_IDS: [u32; 5] = [100257, 100258, 100259, 100260, 100276];
-
 /// tiktoken `cl100k_base` (the vocabulary embedded in `tiktoken-rs`, byte-identical to the
 /// official file), with Python tiktoken's default special-token check.
 ///
@@ -137,31 +134,35 @@ impl std::fmt::Debug for Cl100kCounter {
 }
 
 impl Cl100kCounter {
-    /// Build the encoder (≈0.05 s): tiktoken-rs's vocabulary, read back token by token.
+    /// Build the encoder (≈ 5 ms): tiktoken-rs's cl100k_base ranks, read back from its
+    /// encoder when this crate was built (`build.rs`) and embedded, plus the pattern.
+    ///
+    /// # Errors
+    /// [`TokenError::Load`] if the embedded table is malformed or lacks a single-byte token
+    /// (neither happens with a table `build.rs` wrote), or the pattern does not compile.
     pub fn new() -> Result<Self, TokenError> {
         let load = |message: String| TokenError::Load {
             name: "cl100k_base".into(),
             message,
         };
-        let bpe = tiktoken_rs::cl100k_base().map_err(|e| load(e.to_string()))?;
         let regex =
             fancy_regex_tiktoken::Regex::new(CL100K_PATTERN).map_err(|e| load(e.to_string()))?;
-        let mut ranks = Ranks::with_capacity(100_256, 700_000);
-        let last = CL100K_SPECIAL_IDS.iter().copied().max().unwrap_or(0);
-        for id in (0..=last).filter(|id| !CL100K_SPECIAL_IDS.contains(id)) {
-            if let Ok(bytes) = bpe.decode_bytes(&[id]) {
-                ranks.insert(&bytes, id);
-            }
-        }
+        let ranks =
+            Ranks::from_table(CL100K_RANKS).ok_or_else(|| load("malformed rank table".into()))?;
         if (0..=255u8).any(|b| ranks.get(&[b]).is_none()) {
             return Err(load("a single byte is not a token".into()));
         }
-        drop(bpe);
         Ok(Cl100kCounter {
             regex,
             ranks,
             reference: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The rank of `token` (its id), `None` for a byte string that is not a cl100k_base token
+    /// (the five special tokens are not byte strings here).
+    pub fn rank(&self, token: &[u8]) -> Option<u32> {
+        self.ranks.get(token)
     }
 
     /// The count through tiktoken-rs's own `encode_ordinary` (no special-token check; panics
@@ -244,7 +245,27 @@ struct Ranks {
     table: hashbrown::HashTable<(u32, u32, u32)>,
 }
 
+/// cl100k_base's rank table as `build.rs` wrote it (format in its module note).
+static CL100K_RANKS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_ranks.bin"));
+
 impl Ranks {
+    /// Read a table in `build.rs`'s format; `None` if it is cut short or mislabelled.
+    fn from_table(table: &[u8]) -> Option<Ranks> {
+        let rest = table.strip_prefix(b"RVCL")?;
+        let (count, mut rest) = rest.split_first_chunk::<4>()?;
+        let count = u32::from_le_bytes(*count) as usize;
+        let mut ranks = Ranks::with_capacity(count.min(1 << 20), rest.len());
+        for _ in 0..count {
+            let (id, r) = rest.split_first_chunk::<4>()?;
+            let (len, r) = r.split_first_chunk::<2>()?;
+            let len = usize::from(u16::from_le_bytes(*len));
+            let bytes = r.get(..len)?;
+            ranks.insert(bytes, u32::from_le_bytes(*id));
+            rest = &r[len..];
+        }
+        rest.is_empty().then_some(ranks)
+    }
+
     fn with_capacity(entries: usize, bytes: usize) -> Ranks {
         Ranks {
             bytes: Vec::with_capacity(bytes),

@@ -41,6 +41,32 @@ fn known_texts_count_like_tiktoken() {
     }
 }
 
+/// The rank table embedded at build time (`build.rs`) is tiktoken-rs's vocabulary: every id's
+/// bytes, read from tiktoken-rs's encoder here at run time, have that id as rank; the special
+/// tokens' strings and byte strings that are not tokens have none.
+#[test]
+fn embedded_ranks_are_tiktoken_rs_vocabulary() {
+    let c = counter();
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    let specials = [100257u32, 100258, 100259, 100260, 100276];
+    let mut checked = 0;
+    for id in 0..=100_276u32 {
+        if specials.contains(&id) {
+            continue;
+        }
+        if let Ok(bytes) = bpe.decode_bytes(&[id]) {
+            assert_eq!(c.rank(&bytes), Some(id), "id {id}: {bytes:?}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 100_256);
+    for s in ["<|endoftext|>", "<|endofprompt|>"] {
+        assert_eq!(c.rank(s.as_bytes()), None, "{s}");
+    }
+    assert_eq!(c.rank(b"qqqqqqqqqqqqqqqqqqqqqqqqq"), None);
+    assert_eq!(c.rank(b""), None);
+}
+
 #[test]
 fn a_text_the_pattern_gives_up_on_is_an_error_not_a_panic() {
     let text = format!("{}x", " ".repeat(3_000_000));
