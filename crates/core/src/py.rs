@@ -445,6 +445,16 @@ pub fn unmark_big_ints(json_text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// [`unmark_big_ints`] on an owned text: the same `String` back (no copy) when it holds no
+/// marker, as nearly every text does (a copy of an 80 MB `crb eval --json` summary cost more
+/// than writing it).
+pub fn unmark_big_ints_owned(json_text: String) -> String {
+    match unmark_big_ints(&json_text) {
+        std::borrow::Cow::Borrowed(_) => json_text,
+        std::borrow::Cow::Owned(o) => o,
+    }
+}
+
 /// Options of [`dumps`], named after `json.dumps`'s keyword arguments (defaults:
 /// `ensure_ascii=False` here, unlike Python; `sort_keys=False`; `indent=None`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use routeval_bench_data::crb::{
     BankReader, BankRow, Manifest, check_row, published_manifest, read_bank, select_sample,
 };
 use routeval_core::Tier;
-use routeval_core::py::{mark_big_ints, unmark_big_ints};
+use routeval_core::py::{mark_big_ints, unmark_big_ints_owned};
 use routeval_routing_scores::crb::metrics::{
     aggregate_routerbench_metrics, case_metrics_from_value,
 };
@@ -49,7 +49,7 @@ fn parse(json: &str, what: &str) -> PyResult<Value> {
 
 /// JSON text for Python: marked big integers written back as bare integers.
 fn text(v: &Value) -> String {
-    unmark_big_ints(&v.to_string()).into_owned()
+    unmark_big_ints_owned(v.to_string())
 }
 
 /// Rows given as JSONL text (Python's `json.dumps` of each row, so `NaN` literals are read as

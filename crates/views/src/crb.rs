@@ -540,8 +540,7 @@ pub fn eval_text(r: &routeval_routing_scores::crb::eval::EvalReport) -> String {
 pub fn eval_json(
     r: &routeval_routing_scores::crb::eval::EvalReport,
 ) -> Result<String, serde_json::Error> {
-    let s = serde_json::to_string(&r.summary)?;
-    let mut s = routeval_core::py::unmark_big_ints(&s).into_owned();
+    let mut s = routeval_core::py::unmark_big_ints_owned(serde_json::to_string(&r.summary)?);
     s.push('\n');
     Ok(s)
 }
