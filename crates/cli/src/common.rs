@@ -108,6 +108,15 @@ pub(crate) fn decode_input(bytes: Vec<u8>, path: &Path) -> Result<Vec<u8>, Failu
     Ok(routeval_io::input::decode_input(bytes, path)?)
 }
 
+/// Write an output piece by piece ([`routeval_io::output::emit_with`]): to `output` when
+/// given (atomically), else stdout; errors as [`emit`]'s.
+pub(crate) fn emit_with(
+    output: Option<&PathBuf>,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    Ok(routeval_io::output::emit_with(output, write)?)
+}
+
 /// Write what would be printed: to `output` when given (`-o/--output PATH`), else stdout.
 /// Atomic, never over an input, write errors are one line and exit 2: see
 /// [`routeval_io::output`].

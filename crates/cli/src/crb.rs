@@ -397,9 +397,12 @@ fn render_eval(a: &EvalArgs, report: &EvalReport, bank_path: &Path) -> Result<()
     if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
-    let out = if a.json {
-        routeval_views::crb::eval_json(report).map_err(|e| Failure::bad_input(e.to_string()))?
-    } else if let (true, Some(doc)) = (md, &doc) {
+    if a.json {
+        return crate::common::emit_with(a.output.as_ref(), &mut |w| {
+            routeval_views::crb::write_eval_json(report, w)
+        });
+    }
+    let out = if let (true, Some(doc)) = (md, &doc) {
         crate::report::markdown(doc, stdin_used)
     } else {
         routeval_views::crb::eval_text(report)

@@ -445,6 +445,28 @@ pub fn unmark_big_ints(json_text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Whether `value` holds a [`BIG_INT_MARKER`] string (as a string value or an object key) at
+/// any depth: when it holds none, its `serde_json` text needs no [`unmark_big_ints`] and can be
+/// streamed to its destination as it is written.
+pub fn holds_big_int_marker(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let mut todo = vec![value];
+    while let Some(v) = todo.pop() {
+        match v {
+            Value::String(s) if s.starts_with(BIG_INT_MARKER) => return true,
+            Value::Array(a) => todo.extend(a.iter()),
+            Value::Object(m) => {
+                if m.keys().any(|k| k.starts_with(BIG_INT_MARKER)) {
+                    return true;
+                }
+                todo.extend(m.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// [`unmark_big_ints`] on an owned text: the same `String` back (no copy) when it holds no
 /// marker, as nearly every text does (a copy of an 80 MB `crb eval --json` summary cost more
 /// than writing it).
@@ -606,6 +628,32 @@ fn write_repr_value(out: &mut String, v: &serde_json::Value) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn big_int_markers_are_found_at_any_depth_and_only_there() {
+        let marked = mark_big_ints(r#"{"a": [1, {"b": 100000000000000000000}]}"#)
+            .unwrap()
+            .expect("has a big int");
+        let v: serde_json::Value = serde_json::from_str(&marked).unwrap();
+        assert!(holds_big_int_marker(&v));
+        let key = serde_json::json!({"x": [{"\u{0}\u{0}routeval-big-int:7": 1}]});
+        assert!(holds_big_int_marker(&key));
+        for plain in [
+            serde_json::json!({"a": [1, "routeval-big-int:5", {"b": "\u{0}x"}]}),
+            serde_json::json!("100000000000000000000"),
+            serde_json::json!(null),
+        ] {
+            assert!(!holds_big_int_marker(&plain), "{plain}");
+            // Nothing to unmark in its text either: streaming it writes the same bytes.
+            let t = serde_json::to_string(&plain).unwrap();
+            assert_eq!(unmark_big_ints_owned(t.clone()), t);
+        }
+        assert_eq!(
+            unmark_big_ints_owned(serde_json::to_string(&v).unwrap()),
+            r#"{"a":[1,{"b":100000000000000000000}]}"#
+        );
+    }
     /// CPython 3.11: `json.dumps(json.loads(T))`, `str(json.loads(T))` for texts with
     /// integers beyond 64 bits (and the 64-bit edges, which need no marking).
     #[test]

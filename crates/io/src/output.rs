@@ -536,6 +536,32 @@ pub fn stdout_failure(e: &io::Error) -> OutputError {
     write_failure("<stdout>", io::Error::new(e.kind(), e.to_string()))
 }
 
+/// [`emit`] for an output written piece by piece: `write` gets the destination (the atomic
+/// file of `output`, or stdout, buffered) and writes to it; a write error names the output as
+/// [`emit`]'s do. Nothing lands at `output` unless `write` succeeds.
+pub fn emit_with(
+    output: Option<&PathBuf>,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    match output {
+        Some(path) if path != Path::new("-") => {
+            let mut f = AtomicFile::create(path)?;
+            if let Err(e) = write(&mut f) {
+                return Err(write_failure(&path.display().to_string(), e));
+            }
+            f.commit()
+        }
+        _ => {
+            check_stdout_not_input()?;
+            let stdout = io::stdout();
+            let mut w = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            write(&mut w)
+                .and_then(|()| w.flush())
+                .map_err(|e| write_failure("<stdout>", e))
+        }
+    }
+}
+
 /// Write what would be printed: to `output` when given (`-o/--output PATH`, atomically), else
 /// to stdout (`-` also means stdout).
 pub fn emit(output: Option<&PathBuf>, bytes: &[u8]) -> Result<(), OutputError> {

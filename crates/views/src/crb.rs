@@ -545,6 +545,28 @@ pub fn eval_json(
     Ok(s)
 }
 
+/// [`eval_json`] written to `out` as it is serialized (no text of the whole summary is built:
+/// 80 MB at 20,000 rows), unless the summary holds a big-integer marker, whose text is built
+/// and unmarked first. The bytes are [`eval_json`]'s.
+///
+/// # Errors
+/// The writer's error.
+pub fn write_eval_json(
+    r: &routeval_routing_scores::crb::eval::EvalReport,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let summary = &r.summary;
+    if summary.iter().any(|(k, v)| {
+        k.starts_with(routeval_core::py::BIG_INT_MARKER)
+            || routeval_core::py::holds_big_int_marker(v)
+    }) {
+        let text = eval_json(r).map_err(std::io::Error::other)?;
+        return out.write_all(text.as_bytes());
+    }
+    serde_json::to_writer(&mut *out, summary).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
 /// `crb eval`'s report document of a run (`--format md`, `--html`): [`eval_document`] and
 /// the `--baseline-predictor` section ([`baseline_section`], the block the table prints under
 /// it and `--json` holds as `"baseline"`).
