@@ -280,7 +280,6 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         let bar = crate::progress::Bar::new();
         trec::evaluate_bytes_with_progress(&qrels, &run_bytes, &run_name, &opts, &qrels_name, &bar)?
     };
-    drop(run_bytes);
     judged_without_results_note(&ev, args.complete, &qrels_name, &run_name);
     if args.ties {
         tie_notes(&ev, &run_name, args.json || args.nosummary);
@@ -300,7 +299,12 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     }
     let out = stdout_bytes(&args, &ev, report.as_ref(), intervals.as_ref(), stdin_used)?;
     common::emit(args.output.as_ref(), &out)?;
-    args.gates.apply(&ev)
+    let gated = args.gates.apply(&ev);
+    // The process ends with this command: the kernel takes back the judgments (four
+    // allocations per query, freed across threads), the results and the mapped run faster
+    // than freeing and unmapping them one by one (≈ 2 % of a 100k-query run's CPU).
+    std::mem::forget((qrels, run_bytes, ev));
+    gated
 }
 
 /// trec_eval's options from the flags (`measures` parsed and checked already).
