@@ -280,6 +280,15 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
         let bar = crate::progress::Bar::new();
         trec::evaluate_bytes_with_progress(&qrels, &run_bytes, &run_name, &opts, &qrels_name, &bar)?
     };
+    // A run held in memory (stdin, gzip/zstd) is freed before the outputs are built; a mapped
+    // one is left to the kernel at exit, below.
+    let run_bytes = match run_bytes {
+        common::InputBytes::Decoded(bytes) => {
+            drop(bytes);
+            None
+        }
+        mapped => Some(mapped),
+    };
     judged_without_results_note(&ev, args.complete, &qrels_name, &run_name);
     if args.ties {
         tie_notes(&ev, &run_name, args.json || args.nosummary);

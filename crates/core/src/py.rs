@@ -445,18 +445,20 @@ pub fn unmark_big_ints(json_text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Whether `value` holds a [`BIG_INT_MARKER`] string (as a string value or an object key) at
-/// any depth: when it holds none, its `serde_json` text needs no [`unmark_big_ints`] and can be
-/// streamed to its destination as it is written.
+/// Whether `value` holds [`BIG_INT_MARKER`] anywhere in a string value or an object key, at
+/// any depth: when it holds none, [`unmark_big_ints`] leaves its `serde_json` text as it is, so
+/// the text can be streamed to its destination as it is written. (Anywhere, not only at the
+/// start: [`unmark_big_ints`] works on the text and also rewrites a marker that follows an
+/// escaped quote inside a longer string.)
 pub fn holds_big_int_marker(value: &serde_json::Value) -> bool {
     use serde_json::Value;
     let mut todo = vec![value];
     while let Some(v) = todo.pop() {
         match v {
-            Value::String(s) if s.starts_with(BIG_INT_MARKER) => return true,
+            Value::String(s) if s.contains(BIG_INT_MARKER) => return true,
             Value::Array(a) => todo.extend(a.iter()),
             Value::Object(m) => {
-                if m.keys().any(|k| k.starts_with(BIG_INT_MARKER)) {
+                if m.keys().any(|k| k.contains(BIG_INT_MARKER)) {
                     return true;
                 }
                 todo.extend(m.values());
@@ -639,6 +641,12 @@ mod tests {
         assert!(holds_big_int_marker(&v));
         let key = serde_json::json!({"x": [{"\u{0}\u{0}routeval-big-int:7": 1}]});
         assert!(holds_big_int_marker(&key));
+        // Inside a longer string (after a quote, which the text escapes): the text-level
+        // unmarking rewrites it, so it counts.
+        let inner = serde_json::json!(["say \"\u{0}\u{0}routeval-big-int:12"]);
+        assert!(holds_big_int_marker(&inner));
+        let t = serde_json::to_string(&inner).unwrap();
+        assert_ne!(unmark_big_ints_owned(t.clone()), t);
         for plain in [
             serde_json::json!({"a": [1, "routeval-big-int:5", {"b": "\u{0}x"}]}),
             serde_json::json!("100000000000000000000"),

@@ -557,8 +557,7 @@ pub fn write_eval_json(
 ) -> std::io::Result<()> {
     let summary = &r.summary;
     if summary.iter().any(|(k, v)| {
-        k.starts_with(routeval_core::py::BIG_INT_MARKER)
-            || routeval_core::py::holds_big_int_marker(v)
+        k.contains(routeval_core::py::BIG_INT_MARKER) || routeval_core::py::holds_big_int_marker(v)
     }) {
         let text = eval_json(r).map_err(std::io::Error::other)?;
         return out.write_all(text.as_bytes());

@@ -413,8 +413,9 @@ impl QueryQrels {
 /// `(docno, relevance, line)` of one judgment.
 type Judgment<'b> = (&'b [u8], i32, u64);
 
-/// Buffers one thread reuses for every query it builds (the judgments gathered, the sort
-/// keys, the sorted copy): a few allocations per thread instead of three per query.
+/// Buffers reused for every query one rayon job builds (the judgments gathered, the sort
+/// keys, the sorted copy): a few allocations per job (`map_init` makes one per split of the
+/// work) instead of three per query.
 #[derive(Default)]
 struct SortScratch<'b> {
     judgments: Vec<Judgment<'b>>,
