@@ -338,6 +338,11 @@ pub struct ReservedMarker;
 /// [`ReservedMarker`] when the text already spells the marker (`\u0000\u0000routeval-big-int:`
 /// inside a string), so that a marker can only come from this function.
 pub fn mark_big_ints(text: &str) -> Result<Option<String>, ReservedMarker> {
+    // Refused with or without big integers: a spelled marker would otherwise come back out of
+    // [`unmark_big_ints`] as a bare number (or, after an escaped quote, as broken JSON).
+    if text.contains("\\u0000\\u0000routeval-big-int:") {
+        return Err(ReservedMarker);
+    }
     let b = text.as_bytes();
     // Fast path: no run of 19+ digits, no integer beyond 64 bits.
     let mut run = 0usize;
@@ -355,9 +360,6 @@ pub fn mark_big_ints(text: &str) -> Result<Option<String>, ReservedMarker> {
     }
     if !long_run {
         return Ok(None);
-    }
-    if text.contains("\\u0000\\u0000routeval-big-int:") {
-        return Err(ReservedMarker);
     }
     let mut out: Option<String> = None;
     let mut copied = 0usize;
@@ -711,6 +713,17 @@ mod tests {
         // The marker's own spelling cannot come from input.
         assert!(
             mark_big_ints(r#"["\u0000\u0000routeval-big-int:1", 100000000000000000000]"#).is_err()
+        );
+        // Without any big integer too (the fast path once let it through), and after a quote.
+        for text in [
+            r#"["\u0000\u0000routeval-big-int:1"]"#,
+            r#"{"m": "say \"\u0000\u0000routeval-big-int:12"}"#,
+        ] {
+            assert!(mark_big_ints(text).is_err(), "{text}");
+        }
+        assert_eq!(
+            mark_big_ints(r#"{"m": "routeval-big-int:12"}"#).unwrap(),
+            None
         );
     }
 
