@@ -282,13 +282,7 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     };
     // A run held in memory (stdin, gzip/zstd) is freed before the outputs are built; a mapped
     // one is left to the kernel at exit, below.
-    let run_bytes = match run_bytes {
-        common::InputBytes::Decoded(bytes) => {
-            drop(bytes);
-            None
-        }
-        mapped => Some(mapped),
-    };
+    let run_bytes = matches!(run_bytes, common::InputBytes::Mapped(_)).then_some(run_bytes);
     judged_without_results_note(&ev, args.complete, &qrels_name, &run_name);
     if args.ties {
         tie_notes(&ev, &run_name, args.json || args.nosummary);

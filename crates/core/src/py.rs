@@ -453,8 +453,17 @@ pub fn unmark_big_ints(json_text: &str) -> std::borrow::Cow<'_, str> {
 /// start: [`unmark_big_ints`] works on the text and also rewrites a marker that follows an
 /// escaped quote inside a longer string.)
 pub fn holds_big_int_marker(value: &serde_json::Value) -> bool {
+    marker_below(vec![value])
+}
+
+/// [`holds_big_int_marker`] for an object given as its map (a report's top level).
+pub fn map_holds_big_int_marker(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    map.keys().any(|k| k.contains(BIG_INT_MARKER)) || marker_below(map.values().collect())
+}
+
+/// The walk behind [`holds_big_int_marker`]: `todo` and everything below them.
+fn marker_below(mut todo: Vec<&serde_json::Value>) -> bool {
     use serde_json::Value;
-    let mut todo = vec![value];
     while let Some(v) = todo.pop() {
         match v {
             Value::String(s) if s.contains(BIG_INT_MARKER) => return true,

@@ -555,14 +555,11 @@ pub fn write_eval_json(
     r: &routeval_routing_scores::crb::eval::EvalReport,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let summary = &r.summary;
-    if summary.iter().any(|(k, v)| {
-        k.contains(routeval_core::py::BIG_INT_MARKER) || routeval_core::py::holds_big_int_marker(v)
-    }) {
+    if routeval_core::py::map_holds_big_int_marker(&r.summary) {
         let text = eval_json(r).map_err(std::io::Error::other)?;
         return out.write_all(text.as_bytes());
     }
-    serde_json::to_writer(&mut *out, summary).map_err(std::io::Error::from)?;
+    serde_json::to_writer(&mut *out, &r.summary).map_err(std::io::Error::from)?;
     out.write_all(b"\n")
 }
 
