@@ -266,34 +266,12 @@ fn each_parquet(name: &str, bytes: &[u8], f: &mut dyn FnMut(Record)) -> Result<u
 ///
 /// `parquet` asserts on some malformed metadata instead of returning an error (found by
 /// fuzzing: a negative column chunk offset panics with "column start and length should not
-/// be negative"). routeval never panics on input, so such a file is a `ReadError::Parquet`;
-/// the panic's default message on stderr is suppressed for these calls only.
+/// be negative"). routeval never panics on input, so such a file is a `ReadError::Parquet`
+/// ([`routeval_core::contain::contained`]: the panic's default message is suppressed).
 #[cfg(feature = "parquet")]
 fn contained<T>(step: impl FnOnce() -> T) -> Result<T, String> {
-    use std::cell::Cell;
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    thread_local!(static QUIET: Cell<bool> = const { Cell::new(false) });
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    // The reader is dropped after a panic, never used again: unwind safety holds.
-    let result = catch_unwind(AssertUnwindSafe(step));
-    QUIET.with(|q| q.set(false));
-    result.map_err(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".into());
-        format!("malformed file (the parquet reader failed: {what})")
-    })
+    routeval_core::contain::contained(step)
+        .map_err(|what| format!("malformed file (the parquet reader failed: {what})"))
 }
 
 /// Parquet support is compiled out.

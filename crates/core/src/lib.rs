@@ -15,12 +15,14 @@
 //!   outputs, defined once.
 //! * [`labels`]: the label vocabularies shared across benchmarks: CommonRouterBench capability
 //!   [`Tier`]s and GQR-Bench [`Domain`]s with their integer labels.
+//! * [`contain`]: a third-party library call whose panic becomes an error message.
 //! * [`progress`]: the [`Progress`] trait through which long library operations report how
 //!   far they got (front ends draw it; libraries never touch a terminal).
 //!
 //! **Architecture invariant:** this crate does no IO and depends on no other routeval crate.
 
 pub mod accum;
+pub mod contain;
 pub mod error;
 pub mod fixtures;
 pub mod gate;

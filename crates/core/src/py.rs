@@ -512,6 +512,12 @@ pub fn dumps(value: &serde_json::Value, opts: DumpOptions) -> String {
     out
 }
 
+/// [`dumps`] appended to `out` (no text of its own: for callers that write one JSON text out
+/// of several parts).
+pub fn dumps_into(out: &mut String, value: &serde_json::Value, opts: DumpOptions) {
+    write_dumps(out, value, opts, 0);
+}
+
 fn newline_indent(out: &mut String, indent: usize, level: usize) {
     out.push('\n');
     out.extend(std::iter::repeat_n(' ', indent * level));

@@ -8,7 +8,7 @@
 //! Both take OpenAI-style message objects as `serde_json::Value`s (with `preserve_order`, so
 //! dict arguments are printed in the file's key order, as Python does).
 
-use crate::pyjson::{DumpOptions, dumps, py_str, truthy};
+use crate::pyjson::{DumpOptions, dumps, dumps_into, py_str, truthy, write_json_str};
 use routeval_core::py::big_int_text;
 use serde_json::{Map, Value};
 
@@ -47,19 +47,39 @@ pub fn py_type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The parts of `_message_text`, joined by `\n` as they come (no list of parts built).
+struct Joined {
+    text: String,
+    parts: usize,
+}
+
+impl Joined {
+    /// Start the next part (its separator) and return the text to append it to.
+    fn next(&mut self) -> &mut String {
+        if self.parts > 0 {
+            self.text.push('\n');
+        }
+        self.parts += 1;
+        &mut self.text
+    }
+}
+
 /// Append the texts of a content block list, by the `_message_text` block rules: objects with a
 /// truthy `text` give `str(text)`, bare strings are kept (even `""`), anything else is ignored.
-fn push_block_texts(parts: &mut Vec<String>, blocks: &[Value]) {
+fn push_block_texts(parts: &mut Joined, blocks: &[Value]) {
     for b in blocks {
         match b {
             Value::Object(m) => {
                 if let Some(t) = m.get("text")
                     && truthy(t)
                 {
-                    parts.push(py_str(t));
+                    match t {
+                        Value::String(s) if big_int_text(s).is_none() => parts.next().push_str(s),
+                        other => parts.next().push_str(&py_str(other)),
+                    }
                 }
             }
-            Value::String(s) if big_int_text(s).is_none() => parts.push(s.clone()),
+            Value::String(s) if big_int_text(s).is_none() => parts.next().push_str(s),
             _ => {}
         }
     }
@@ -80,9 +100,12 @@ pub fn message_text(msg: &Value) -> Result<String, MessageError> {
 }
 
 fn message_text_obj(m: &Map<String, Value>) -> Result<String, MessageError> {
-    let mut parts: Vec<String> = Vec::new();
+    let mut parts = Joined {
+        text: String::new(),
+        parts: 0,
+    };
     match m.get("content") {
-        Some(Value::String(s)) if big_int_text(s).is_none() => parts.push(s.clone()),
+        Some(Value::String(s)) if big_int_text(s).is_none() => parts.next().push_str(s),
         Some(Value::Array(blocks)) => push_block_texts(&mut parts, blocks),
         _ => {}
     }
@@ -100,69 +123,84 @@ fn message_text_obj(m: &Map<String, Value>) -> Result<String, MessageError> {
                 };
                 let Value::Object(f) = func else { continue };
                 match f.get("name") {
-                    None => parts.push(String::new()),
-                    Some(Value::String(s)) if big_int_text(s).is_none() => parts.push(s.clone()),
+                    None => {
+                        parts.next();
+                    }
+                    Some(Value::String(s)) if big_int_text(s).is_none() => parts.next().push_str(s),
                     Some(other) => {
                         return Err(MessageError::NonStringToolName {
-                            item: parts.len(),
+                            item: parts.parts,
                             found: py_type_name(other),
                         });
                     }
                 }
                 match f.get("arguments") {
-                    Some(a @ Value::Object(_)) => parts.push(dumps(a, DumpOptions::default())),
-                    Some(a) if truthy(a) => parts.push(py_str(a)),
+                    Some(a @ Value::Object(_)) => {
+                        dumps_into(parts.next(), a, DumpOptions::default())
+                    }
+                    Some(a) if truthy(a) => parts.next().push_str(&py_str(a)),
                     _ => {}
                 }
             }
         }
     }
-    Ok(parts.join("\n"))
+    Ok(parts.text)
 }
 
-/// The content normalised for fingerprints: string as is, block list joined by `\n` with the
-/// block rules, `null` → `""`, anything else Python `str()`.
-fn normalized_content(c: &Value) -> String {
+/// Append the content normalised for fingerprints, as a JSON string: a string as is, a block
+/// list joined by `\n` with the block rules, `null` → `""`, anything else Python `str()`.
+fn write_normalized_content(out: &mut String, c: &Value) {
     match c {
-        Value::String(s) if big_int_text(s).is_none() => s.clone(),
+        Value::String(s) if big_int_text(s).is_none() => write_json_str(out, s, false),
         Value::Array(blocks) => {
-            let mut parts = Vec::new();
+            let mut parts = Joined {
+                text: String::new(),
+                parts: 0,
+            };
             push_block_texts(&mut parts, blocks);
-            parts.join("\n")
+            write_json_str(out, &parts.text, false);
         }
-        Value::Null => String::new(),
-        other => py_str(other),
+        Value::Null => out.push_str("\"\""),
+        other => write_json_str(out, &py_str(other), false),
     }
 }
 
 /// The keys that take part in the semantic-prefix comparison.
 pub const FINGERPRINT_KEYS: [&str; 5] = ["role", "content", "tool_calls", "tool_call_id", "name"];
 
+/// [`FINGERPRINT_KEYS`] in `sort_keys=True` order (code points: `_` sorts before `s`).
+const FINGERPRINT_KEYS_SORTED: [&str; 5] =
+    ["content", "name", "role", "tool_call_id", "tool_calls"];
+
 /// The semantic fingerprint of a message: `json.dumps(sub, sort_keys=True, ensure_ascii=False)`
 /// of the present keys among [`FINGERPRINT_KEYS`], with `content` normalised to a string.
 /// A non-object message gets its own JSON text (it never equals an object's fingerprint).
+/// Written straight from the message (no sub-dict built).
 pub fn fingerprint(msg: &Value) -> String {
     let Some(m) = msg.as_object() else {
         return format!("!{}", dumps(msg, DumpOptions::default()));
     };
-    let mut sub = Map::new();
-    for k in FINGERPRINT_KEYS {
+    let sorted = DumpOptions {
+        sort_keys: true,
+        ..Default::default()
+    };
+    let mut out = String::from("{");
+    for k in FINGERPRINT_KEYS_SORTED {
         if let Some(v) = m.get(k) {
-            let v = if k == "content" {
-                Value::String(normalized_content(v))
+            if out.len() > 1 {
+                out.push_str(", ");
+            }
+            write_json_str(&mut out, k, false);
+            out.push_str(": ");
+            if k == "content" {
+                write_normalized_content(&mut out, v);
             } else {
-                v.clone()
-            };
-            sub.insert(k.to_string(), v);
+                dumps_into(&mut out, v, sorted);
+            }
         }
     }
-    dumps(
-        &Value::Object(sub),
-        DumpOptions {
-            sort_keys: true,
-            ..Default::default()
-        },
-    )
+    out.push('}');
+    out
 }
 
 /// `is_semantic_prefix(short, long)`: `short` is no longer than `long` and every message of
@@ -197,6 +235,60 @@ mod tests {
         assert!(message_text(&m).is_err());
         let m = json!({"role":"user","content":[{"type":"text","text":"A"},"raw",{"text":42},{"type":"image"}]});
         assert_eq!(message_text(&m).unwrap(), "A\nraw\n42");
+    }
+
+    /// The fingerprint as the spec states it: the sub-dict of the present keys, `content`
+    /// normalised to a string, then `json.dumps(sort_keys=True)`.
+    fn fingerprint_by_sub_dict(msg: &Value) -> String {
+        let m = msg.as_object().unwrap();
+        let mut sub = Map::new();
+        for k in FINGERPRINT_KEYS {
+            if let Some(v) = m.get(k) {
+                let v = if k == "content" {
+                    let mut out = String::new();
+                    write_normalized_content(&mut out, v);
+                    serde_json::from_str(&out).unwrap()
+                } else {
+                    v.clone()
+                };
+                sub.insert(k.to_string(), v);
+            }
+        }
+        dumps(
+            &Value::Object(sub),
+            DumpOptions {
+                sort_keys: true,
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn fingerprints_are_the_sorted_dumps_of_the_sub_dict() {
+        let big = routeval_core::py::mark_big_ints(r#"{"content": 123456789012345678901234}"#)
+            .unwrap()
+            .unwrap();
+        let big: Value = serde_json::from_str(&big).unwrap();
+        let mut cases = vec![
+            json!({}),
+            json!({"other": 1}),
+            json!({"role": "user", "content": "héllo \"q\"\n", "extra": [1]}),
+            json!({"name": "n", "tool_call_id": "c1", "role": "tool", "content": null}),
+            json!({"role": "assistant", "content": [{"text": "a"}, "b", {"text": 7}, {"type": "image"}],
+                   "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": {"z": 1, "a": [true, 1.5]}}}]}),
+            json!({"tool_calls": [], "content": 12, "role": "user"}),
+            json!({"content": {"k": 1}, "tool_calls": {"b": 2, "a": 1}}),
+            json!({"content": 1.5e300, "name": null}),
+        ];
+        cases.push(big);
+        for m in &cases {
+            assert_eq!(fingerprint(m), fingerprint_by_sub_dict(m), "{m}");
+        }
+        assert_eq!(fingerprint(&cases[0]), "{}");
+        assert_eq!(
+            fingerprint(&cases[5]),
+            "{\"content\": \"12\", \"role\": \"user\", \"tool_calls\": []}"
+        );
     }
 
     #[test]

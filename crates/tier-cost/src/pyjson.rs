@@ -20,7 +20,7 @@ pub use routeval_core::py::number_text;
 
 /// `json.dumps(value, ...)` as CPython writes it, and its options; defined once in
 /// `routeval_core::py`.
-pub use routeval_core::py::{DumpOptions, dumps};
+pub use routeval_core::py::{DumpOptions, dumps, dumps_into};
 
 /// Append `s` as a JSON string literal (Python's escaping rules) to `out`: the one
 /// definition in `routeval-core`.

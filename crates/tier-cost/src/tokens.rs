@@ -35,7 +35,6 @@ use routeval_core::Tier;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 use std::sync::Mutex;
-use tokenizers::utils::SysRegex;
 use tokenizers::{Model, Tokenizer};
 
 /// A token-counting failure.
@@ -95,6 +94,8 @@ pub trait CountTokens: Send + Sync {
 
 mod norm;
 use norm::{Norm, normalize_with};
+mod split;
+use split::{Region, SplitRegex};
 
 // ------------------------------------------------------------------------------------ cl100k
 
@@ -370,7 +371,7 @@ enum Keep {
 }
 
 struct SplitStep {
-    regex: SysRegex,
+    regex: SplitRegex,
     keep: Keep,
 }
 
@@ -880,7 +881,7 @@ fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
                         _ => return None,
                     };
                     steps.push(SplitStep {
-                        regex: SysRegex::new(&re).ok()?,
+                        regex: SplitRegex::new(&re)?,
                         keep,
                     });
                 }
@@ -900,7 +901,7 @@ fn build_fast_path(spec: &FileSpec) -> Option<FastPath> {
     }
     if gpt2 {
         steps.push(SplitStep {
-            regex: SysRegex::new(GPT2_PATTERN).ok()?,
+            regex: SplitRegex::new(GPT2_PATTERN)?,
             keep: Keep::All,
         });
     }
@@ -1100,13 +1101,18 @@ impl HfCounter {
     }
 
     /// The count through the library's full `encode(text, add_special_tokens=true)`; an error
-    /// if the full tokenizer was not loaded (see [`from_bytes_with_reference`](Self::from_bytes_with_reference)).
+    /// if the full tokenizer was not loaded (see [`from_bytes_with_reference`](Self::from_bytes_with_reference))
+    /// or if the library fails on the text, including a panic inside it (its regex step panics
+    /// when Oniguruma gives up on a text; that is a [`TokenError::Tokenizer`] here).
     pub fn count_slow(&self, text: &str) -> Result<usize, TokenError> {
         let tok = self
             .tokenizer
             .as_ref()
             .ok_or_else(|| TokenError::Tokenizer("the full tokenizer was not loaded".into()))?;
-        tok.encode(text, true)
+        // The library's regex step panics when Oniguruma gives up on a text (its retry limit):
+        // that is an error here, as on the fast path.
+        routeval_core::contain::contained(|| tok.encode(text, true))
+            .map_err(|what| TokenError::Tokenizer(format!("the tokenizer failed: {what}")))?
             .map(|e| e.len())
             .map_err(|e| TokenError::Tokenizer(e.to_string()))
     }
@@ -1149,10 +1155,11 @@ impl HfCounter {
             Ok(())
         };
         let mut added = 0usize;
+        let mut region = Region::new();
         added += split_added(fp.raw_trie.as_ref(), text, |gap| {
             let normalized = normalize_with(fp.norm, gap);
             added += split_added(fp.norm_trie.as_ref(), &normalized, |piece| {
-                pre_tokenize(&fp.steps, piece, 0, &mut count_piece)
+                pre_tokenize(&fp.steps, piece, 0, &mut region, &mut count_piece)
             })?;
             Ok(())
         })?;
@@ -1161,10 +1168,13 @@ impl HfCounter {
 }
 
 /// Apply split steps `steps[i..]` to `s`, calling `f` on every final non-empty piece.
+/// `region` is the regex search's scratch space (see [`split`]); a search failure is a
+/// [`TokenError::Tokenizer`].
 fn pre_tokenize(
     steps: &[SplitStep],
     s: &str,
     i: usize,
+    region: &mut Region,
     f: &mut dyn FnMut(&str) -> Result<(), TokenError>,
 ) -> Result<(), TokenError> {
     if s.is_empty() {
@@ -1174,17 +1184,23 @@ fn pre_tokenize(
         return f(s);
     };
     let mut prev = 0;
-    for (start, end) in step.regex.find_iter(s) {
-        if start > prev && step.keep != Keep::Matches {
-            pre_tokenize(steps, &s[prev..start], i + 1, f)?;
-        }
-        if step.keep != Keep::Gaps {
-            pre_tokenize(steps, &s[start..end], i + 1, f)?;
-        }
-        prev = end;
-    }
+    step.regex.for_each_match(
+        s,
+        region,
+        |e| TokenError::Tokenizer(e.to_string()),
+        |start, end, region| {
+            if start > prev && step.keep != Keep::Matches {
+                pre_tokenize(steps, &s[prev..start], i + 1, region, f)?;
+            }
+            if step.keep != Keep::Gaps {
+                pre_tokenize(steps, &s[start..end], i + 1, region, f)?;
+            }
+            prev = end;
+            Ok(())
+        },
+    )?;
     if prev < s.len() && step.keep != Keep::Matches {
-        pre_tokenize(steps, &s[prev..], i + 1, f)?;
+        pre_tokenize(steps, &s[prev..], i + 1, region, f)?;
     }
     Ok(())
 }

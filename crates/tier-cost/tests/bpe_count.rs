@@ -215,3 +215,30 @@ fn added_token_edge_cases_count_like_encode() {
         }
     }
 }
+
+/// A `Split` pattern Oniguruma gives up on (exponential backtracking hits its retry limit):
+/// both the fast path and the library's own `encode` (whose regex step panics) report a
+/// tokenizer error instead of panicking; other texts still count.
+#[test]
+fn a_regex_the_library_gives_up_on_is_a_tokenizer_error() {
+    let bytes = serde_json::to_vec(&json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?:a|a)*$"},
+                          "behavior": "Isolated", "invert": false},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+                  "continuing_subword_prefix": null, "end_of_word_suffix": null,
+                  "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+                  "vocab": {"a": 0, "b": 1, "aa": 2}, "merges": ["a a"]}
+    }))
+    .unwrap();
+    let c = HfCounter::from_bytes_with_reference("backtracking", &bytes).unwrap();
+    assert!(c.has_fast_path());
+    assert_eq!(c.count("aab").unwrap(), c.count_slow("aab").unwrap());
+    let text = "a".repeat(40) + "b";
+    let fast = c.count(&text).unwrap_err().to_string();
+    assert!(fast.contains("retry-limit-in-match over"), "{fast}");
+    let slow = c.count_slow(&text).unwrap_err().to_string();
+    assert!(slow.contains("retry-limit-in-match over"), "{slow}");
+}
