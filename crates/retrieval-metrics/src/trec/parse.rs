@@ -484,35 +484,75 @@ fn sort_keyed<'b>(keyed: &mut [u128], id: impl Fn(usize) -> &'b [u8]) {
     }
 }
 
-/// One judgment as read: docno, relevance and line (relative to its [`QrelChunk`]).
-struct QrelRec<'b> {
-    docno: &'b [u8],
-    rel: i32,
-    line: u64,
+/// Where a run's judgments can be read again, to join it with other runs of its qid.
+enum RunSource<'b> {
+    /// Lines of the text: `buf[bytes]` of its chunk, the line before the first numbered
+    /// `line_before` (absolute once the chunk's base is added).
+    Text {
+        bytes: std::ops::Range<usize>,
+        line_before: u64,
+    },
+    /// Judgments given in code ([`Qrels::from_judgments`]), with absolute lines, in the order
+    /// the query's build left them (by docno; their lines give file order back).
+    Judgments(Vec<Judgment<'b>>),
 }
 
-/// The judgments read from one piece of the input, cut into runs of one qid while read
-/// (files keep a query's lines together, so there are few runs).
+/// Consecutive judgments of one qid (files keep a query's lines together, so there are few
+/// runs): the query built from them alone, and how to read them again should the qid have
+/// other runs.
+struct QrelRun<'b> {
+    qid: &'b [u8],
+    built: Option<QueryQrels>,
+    source: RunSource<'b>,
+}
+
+/// The runs read from one piece of the input.
 #[derive(Default)]
 struct QrelChunk<'b> {
-    recs: Vec<QrelRec<'b>>,
-    /// `(qid, start, end)`: `recs[start..end]` are consecutive judgments of `qid`.
-    runs: Vec<(&'b [u8], usize, usize)>,
-    /// Lines before this piece (added to its records' line numbers).
+    /// The piece's bytes.
+    buf: &'b [u8],
+    runs: Vec<QrelRun<'b>>,
+    /// Lines before this piece (added to its line numbers).
     base: u64,
 }
 
-impl<'b> QrelChunk<'b> {
-    /// Append a judgment of `qid`.
-    #[inline]
-    fn push(&mut self, qid: &'b [u8], rec: QrelRec<'b>) {
-        let n = self.recs.len();
-        match self.runs.last_mut() {
-            Some(run) if run.2 == n && same_id(run.0, qid) => run.2 = n + 1,
-            _ => self.runs.push((qid, n, n + 1)),
+/// Call `f(line, start, qid, docno, rel)` for every judgment line of `buf` (blank and comment
+/// lines skipped; `line` counts from `first_line + 1`, `start` is the line's offset in `buf`).
+/// Returns the number of lines, or the first bad line's number and problem.
+fn for_each_qrel<'b>(
+    buf: &'b [u8],
+    first_line: u64,
+    mut f: impl FnMut(u64, usize, &'b [u8], &'b [u8], i32),
+) -> Result<u64, (u64, String)> {
+    let mut line_no = first_line;
+    let mut start = 0usize;
+    let mut fields: [&'b [u8]; 4] = [&[]; 4];
+    while start < buf.len() {
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        line_no += 1;
+        let line = &buf[start..nl];
+        let line_start = start;
+        start = nl + 1;
+        if is_skippable(line) {
+            continue;
         }
-        self.recs.push(rec);
+        let n = split_fields(line, &mut fields);
+        if n < 4 {
+            let what = ["qid", "iter", "docno", "rel"][n];
+            let msg = format!(
+                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
+                n + 1
+            );
+            return Err((line_no, msg));
+        }
+        if n > 4 {
+            let msg = "too many columns; qrels lines are 'qid iter docno rel'";
+            return Err((line_no, msg.to_string()));
+        }
+        let rel = parse_rel(fields[3]).map_err(|p| (line_no, p))?;
+        f(line_no, line_start, fields[0], fields[2], rel);
     }
+    Ok(line_no - first_line)
 }
 
 /// Split `buf` at line starts into about `n` chunks of at least `min` bytes; returns the
@@ -534,54 +574,59 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
     bounds
 }
 
-/// Parse one chunk of qrels lines: records with chunk-relative line numbers, the number of
-/// lines in the chunk, and the first error (with a chunk-relative line).
+/// Parse one chunk of qrels lines into runs, each built into its query right away (lines
+/// chunk-relative; no record of the chunk is kept), the number of lines in the chunk, and the
+/// first error (with a chunk-relative line).
 fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (QrelChunk<'b>, u64, Option<Error>) {
-    // At most one record per 8 bytes (`q 0 d 1\n`): no reallocation; untouched capacity
-    // costs address space only.
-    let mut recs = QrelChunk {
-        recs: Vec::with_capacity(buf.len() / 8 + 1),
+    let mut chunk = QrelChunk {
+        buf,
         ..QrelChunk::default()
     };
-    let mut line_no = 0u64;
-    let mut start = 0usize;
-    let mut fields: [&'b [u8]; 4] = [&[]; 4];
-    while start < buf.len() {
-        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-        line_no += 1;
-        let line = &buf[start..nl];
-        start = nl + 1;
-        if is_skippable(line) {
-            continue;
+    let mut scratch = SortScratch::default();
+    let mut js: Vec<Judgment<'b>> = Vec::new();
+    // The open run: qid, first byte, line before its first line.
+    let mut open: Option<(&'b [u8], usize, u64)> = None;
+    let close = |open: (&'b [u8], usize, u64),
+                 end: usize,
+                 js: &mut Vec<Judgment<'b>>,
+                 scratch: &mut SortScratch<'b>,
+                 runs: &mut Vec<QrelRun<'b>>| {
+        let (qid, first, line_before) = open;
+        runs.push(QrelRun {
+            qid,
+            built: Some(QueryQrels::build(qid, js, scratch)),
+            source: RunSource::Text {
+                bytes: first..end,
+                line_before,
+            },
+        });
+        js.clear();
+    };
+    let walked = for_each_qrel(buf, 0, |line, start, qid, docno, rel| {
+        match open {
+            Some((q, _, _)) if same_id(q, qid) => {}
+            _ => {
+                if let Some(o) = open.take() {
+                    close(o, start, &mut js, &mut scratch, &mut chunk.runs);
+                }
+                open = Some((qid, start, line - 1));
+            }
         }
-        let n = split_fields(line, &mut fields);
-        // Built only on an error: a `Location` owns its source name.
-        let at = || Location::at_line(source, line_no);
-        if n < 4 {
-            let what = ["qid", "iter", "docno", "rel"][n];
-            let msg = format!(
-                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
-                n + 1
-            );
-            return (recs, line_no, Some(Error::input(at(), msg)));
+        js.push((docno, rel, line));
+    });
+    match walked {
+        Ok(lines) => {
+            if let Some(o) = open.take() {
+                close(o, buf.len(), &mut js, &mut scratch, &mut chunk.runs);
+            }
+            (chunk, lines, None)
         }
-        if n > 4 {
-            let msg = "too many columns; qrels lines are 'qid iter docno rel'";
-            return (recs, line_no, Some(Error::input(at(), msg)));
-        }
-        match parse_rel(fields[3]) {
-            Ok(rel) => recs.push(
-                fields[0],
-                QrelRec {
-                    docno: fields[2],
-                    rel,
-                    line: line_no,
-                },
-            ),
-            Err(p) => return (recs, line_no, Some(Error::input(at(), p))),
-        }
+        Err((line, problem)) => (
+            chunk,
+            line,
+            Some(Error::input(Location::at_line(source, line), problem)),
+        ),
     }
-    (recs, line_no, None)
 }
 
 /// All relevance judgments, queries sorted by qid in byte order (trec_eval's evaluation order).
@@ -634,13 +679,13 @@ impl Qrels {
             chunks.push(chunk);
             base += lines;
         }
-        if chunks.iter().all(|c| c.recs.is_empty()) {
+        if chunks.iter().all(|c| c.runs.is_empty()) {
             return Err(Error::input(
                 Location::at_line(source, base.max(1)),
                 "empty qrels file (no judgment lines)",
             ));
         }
-        Ok(Qrels::group(&chunks))
+        Ok(Qrels::group(chunks))
     }
 
     /// Group records by qid: queries in qid byte order, each query's records in file order.
@@ -649,49 +694,88 @@ impl Qrels {
     /// keeps file order): on one integer key, the qid's first 8 bytes (big-endian,
     /// zero-padded: byte order) above the run's file position, then runs whose keys agree
     /// are compared whole. The queries are then built in parallel.
-    fn group(chunks: &[QrelChunk<'_>]) -> Qrels {
+    fn group(mut chunks: Vec<QrelChunk<'_>>) -> Qrels {
         use rayon::prelude::*;
-        // (qid, chunk, start, end) of each run, in file order.
-        let runs: Vec<(&[u8], usize, usize, usize)> = chunks
-            .iter()
-            .enumerate()
-            .flat_map(|(c, ch)| ch.runs.iter().map(move |&(q, s, e)| (q, c, s, e)))
-            .collect();
+        // Each run's query, moved out, with its qid, chunk and position in file order.
+        let mut runs: Vec<(&[u8], usize, usize, Option<QueryQrels>)> = Vec::new();
+        for (c, ch) in chunks.iter_mut().enumerate() {
+            let base = ch.base;
+            for (r, run) in ch.runs.iter_mut().enumerate() {
+                let mut q = run.built.take();
+                if let (Some(q), RunSource::Text { .. }) = (q.as_mut(), &run.source)
+                    && let Some(d) = q.duplicate.as_mut()
+                {
+                    d.1 += base;
+                }
+                runs.push((run.qid, c, r, q));
+            }
+        }
         let mut order: Vec<u128> = runs
             .iter()
             .enumerate()
             .map(|(i, r)| (u128::from(be_prefix(r.0)) << 64) | i as u128)
             .collect();
         sort_keyed(&mut order, |i| runs[i].0);
-        let run = |o: u128| &runs[o as u64 as usize];
-        let mut groups: Vec<&[u128]> = Vec::new();
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         let mut g = 0;
         for i in 1..=order.len() {
-            if i == order.len() || !same_id(run(order[i]).0, run(order[g]).0) {
-                groups.push(&order[g..i]);
+            if i == order.len()
+                || !same_id(
+                    runs[order[i] as u64 as usize].0,
+                    runs[order[g] as u64 as usize].0,
+                )
+            {
+                groups.push(g..i);
                 g = i;
             }
         }
-        let queries: Vec<QueryQrels> = groups
-            .par_iter()
-            .with_min_len(64)
-            .map_init(SortScratch::default, |scratch, g| {
-                let mut js = std::mem::take(&mut scratch.judgments);
-                js.clear();
-                for &o in g.iter() {
-                    let &(_, c, s, e) = run(o);
-                    let ch = &chunks[c];
-                    js.extend(
-                        ch.recs[s..e]
-                            .iter()
-                            .map(|r| (r.docno, r.rel, r.line + ch.base)),
-                    );
+        // A qid read in one run keeps the query built from it; a qid with several runs is
+        // built again from all its judgments in file order (the runs are sorted stably).
+        let mut queries: Vec<Option<QueryQrels>> = groups
+            .iter()
+            .map(|g| {
+                if g.len() == 1 {
+                    runs[order[g.start] as u64 as usize].3.take()
+                } else {
+                    None
                 }
-                let q = QueryQrels::build(run(g[0]).0, &mut js, scratch);
-                scratch.judgments = js;
-                q
             })
             .collect();
+        let chunks = &chunks;
+        let rebuilt: Vec<(usize, QueryQrels)> = groups
+            .par_iter()
+            .enumerate()
+            .filter(|(_, g)| g.len() > 1)
+            .map_init(SortScratch::default, |scratch, (k, g)| {
+                let mut js = std::mem::take(&mut scratch.judgments);
+                js.clear();
+                for &o in &order[g.clone()] {
+                    let (_, c, r, _) = runs[o as u64 as usize];
+                    let ch = &chunks[c];
+                    match &ch.runs[r].source {
+                        RunSource::Text { bytes, line_before } => {
+                            // Read before without error: the walk cannot fail.
+                            let _ = for_each_qrel(
+                                &ch.buf[bytes.clone()],
+                                line_before + ch.base,
+                                |line, _, _, docno, rel| js.push((docno, rel, line)),
+                            );
+                        }
+                        RunSource::Judgments(j) => js.extend_from_slice(j),
+                    }
+                }
+                // Judgments given in code were kept sorted by docno: file order is line order.
+                js.sort_unstable_by_key(|j| j.2);
+                let qid = runs[order[g.start] as u64 as usize].0;
+                let q = QueryQrels::build(qid, &mut js, scratch);
+                scratch.judgments = js;
+                (k, q)
+            })
+            .collect();
+        for (k, q) in rebuilt {
+            queries[k] = Some(q);
+        }
+        let queries: Vec<QueryQrels> = queries.into_iter().flatten().collect();
         let index = queries
             .iter()
             .enumerate()
@@ -714,9 +798,11 @@ impl Qrels {
         G: IntoIterator<Item = (&'a [u8], J)>,
         J: IntoIterator<Item = (&'a [u8], i64)>,
     {
-        let mut recs = QrelChunk::default();
+        let mut chunk = QrelChunk::default();
+        let mut scratch = SortScratch::default();
         let mut line = 0u64;
         for (qid, judgments) in groups {
+            let mut js: Vec<Judgment<'a>> = Vec::new();
             for (docno, rel) in judgments {
                 line += 1;
                 // The text is only needed for the message: format it only when out of range.
@@ -731,10 +817,21 @@ impl Qrels {
                             String::from_utf8_lossy(docno)
                         ))
                     })?;
-                recs.push(qid, QrelRec { docno, rel, line });
+                js.push((docno, rel, line));
             }
+            if js.is_empty() {
+                continue;
+            }
+            // The run keeps its judgments (sorted by the build; their lines give file order
+            // back) for joining with other runs of its qid.
+            let built = QueryQrels::build(qid, &mut js, &mut scratch);
+            chunk.runs.push(QrelRun {
+                qid,
+                built: Some(built),
+                source: RunSource::Judgments(js),
+            });
         }
-        Ok(Qrels::group(&[recs]))
+        Ok(Qrels::group(vec![chunk]))
     }
 
     /// The queries, sorted by qid (byte order).
@@ -1264,6 +1361,64 @@ mod tests {
             }
             assert_eq!(at, want.len());
         }
+    }
+
+    /// Queries in contiguous blocks (one run each, the common file shape), blank and comment
+    /// lines inside and between them, several chunks: every query keeps its judgments by
+    /// docno then line, and a duplicate names its absolute line, also in later chunks.
+    #[test]
+    fn qrels_in_blocks_keep_absolute_lines_across_chunks() {
+        let mut text = String::new();
+        let mut lines: Vec<(String, String, i32, u64)> = Vec::new();
+        let mut line = 0u64;
+        let mut x: u64 = 11;
+        for n in 0..3000u64 {
+            let q = format!("query_{:05}", (n * 7919) % 3000);
+            for j in 0..60u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if j % 17 == 5 {
+                    line += 1;
+                    text.push_str(if j % 2 == 0 { "\n" } else { "  # note\n" });
+                }
+                // Every query repeats one docno (a duplicate to report).
+                let d = if j == 3 || j == 40 + n % 9 {
+                    "doc_7".to_string()
+                } else {
+                    format!("doc_{}", (x >> 30) % 100_000 + 8)
+                };
+                let r = ((x >> 45) % 3) as i32;
+                line += 1;
+                text.push_str(&format!("{q} 0 {d} {r}\n"));
+                lines.push((q.clone(), d, r, line));
+            }
+        }
+        assert!(text.len() > (4 << 20), "several chunks: {}", text.len());
+        let mut want = lines.clone();
+        want.sort_by(|a, b| (&a.0, &a.1, a.3).cmp(&(&b.0, &b.1, b.3)));
+        let q = Qrels::from_bytes(text.as_bytes(), "q").unwrap();
+        let mut at = 0;
+        let mut dups = 0;
+        for qq in q.queries() {
+            let group: Vec<_> = want[at..]
+                .iter()
+                .take_while(|w| w.0.as_bytes() == qq.qid())
+                .collect();
+            assert_eq!(qq.len(), group.len());
+            let mut dup = None;
+            for (i, w) in group.iter().enumerate() {
+                assert_eq!((qq.docno(i), qq.rel_at(i)), (w.1.as_bytes(), w.2));
+                if dup.is_none() && i > 0 && group[i - 1].1 == w.1 {
+                    dup = Some((w.1.as_bytes(), w.3));
+                }
+            }
+            assert_eq!(qq.duplicate(), dup);
+            dups += usize::from(dup.is_some());
+            at += group.len();
+        }
+        assert_eq!(at, want.len());
+        assert_eq!(dups, 3000);
     }
 
     proptest::proptest! {
