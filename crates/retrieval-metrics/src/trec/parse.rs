@@ -696,18 +696,17 @@ impl Qrels {
     /// are compared whole. The queries are then built in parallel.
     fn group(mut chunks: Vec<QrelChunk<'_>>) -> Qrels {
         use rayon::prelude::*;
-        // Each run's query, moved out, with its qid, chunk and position in file order.
-        let mut runs: Vec<(&[u8], usize, usize, Option<QueryQrels>)> = Vec::new();
+        // Each run's qid, chunk and position, in file order (its query stays in its chunk).
+        let mut runs: Vec<(&[u8], usize, usize)> = Vec::new();
         for (c, ch) in chunks.iter_mut().enumerate() {
             let base = ch.base;
             for (r, run) in ch.runs.iter_mut().enumerate() {
-                let mut q = run.built.take();
-                if let (Some(q), RunSource::Text { .. }) = (q.as_mut(), &run.source)
+                if let (Some(q), RunSource::Text { .. }) = (run.built.as_mut(), &run.source)
                     && let Some(d) = q.duplicate.as_mut()
                 {
                     d.1 += base;
                 }
-                runs.push((run.qid, c, r, q));
+                runs.push((run.qid, c, r));
             }
         }
         let mut order: Vec<u128> = runs
@@ -735,7 +734,8 @@ impl Qrels {
             .iter()
             .map(|g| {
                 if g.len() == 1 {
-                    runs[order[g.start] as u64 as usize].3.take()
+                    let (_, c, r) = runs[order[g.start] as u64 as usize];
+                    chunks[c].runs[r].built.take()
                 } else {
                     None
                 }
@@ -750,7 +750,7 @@ impl Qrels {
                 let mut js = std::mem::take(&mut scratch.judgments);
                 js.clear();
                 for &o in &order[g.clone()] {
-                    let (_, c, r, _) = runs[o as u64 as usize];
+                    let (_, c, r) = runs[o as u64 as usize];
                     let ch = &chunks[c];
                     match &ch.runs[r].source {
                         RunSource::Text { bytes, line_before } => {
