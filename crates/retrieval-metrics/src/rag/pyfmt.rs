@@ -12,28 +12,46 @@ pub use routeval_core::py::float_repr;
 /// straight from its integer millionths when it is in [1e-4, 1e9) (or zero), else via
 /// [`float_repr`].
 pub fn json_round6(x: f64) -> String {
+    let mut out = String::with_capacity(16);
+    json_round6_into(&mut out, x);
+    out
+}
+
+/// [`json_round6`] appended to `out` (no allocation on the common path: zero and values in
+/// [1e-4, 1e9)).
+pub fn json_round6_into(out: &mut String, x: f64) {
     let r = round6(x);
     let a = r.abs();
-    if r == 0.0 || !(1e-4..1e9).contains(&a) {
-        return json_float(r);
+    if r == 0.0 {
+        // repr(0.0) / repr(-0.0).
+        out.push_str(if r.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
+    }
+    if !(1e-4..1e9).contains(&a) {
+        out.push_str(&json_float(r));
+        return;
     }
     // r is the double nearest to n / 10^6; that decimal (trailing zeros dropped) is its
     // shortest round-trip spelling, since no shorter decimal lies as close.
     let n = (a * 1e6).round() as u64;
     let (int, frac) = (n / 1_000_000, n % 1_000_000);
-    let mut out = String::with_capacity(16);
     if r < 0.0 {
         out.push('-');
     }
-    out.push_str(&int.to_string());
+    out.push_str(itoa::Buffer::new().format(int));
     out.push('.');
     if frac == 0 {
         out.push('0');
     } else {
-        let digits = format!("{frac:06}");
-        out.push_str(digits.trim_end_matches('0'));
+        let mut digits = [b'0'; 6];
+        let mut f = frac;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (f % 10) as u8;
+            f /= 10;
+        }
+        let end = digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
+        out.extend(digits[..end].iter().map(|&d| d as char));
     }
-    out
 }
 
 /// `json.dumps` spelling of a float: `repr`, with `NaN`, `Infinity`, `-Infinity` (one

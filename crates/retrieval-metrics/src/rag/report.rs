@@ -2,7 +2,9 @@
 //! (byte-equal to `json.dumps(indent=2, ensure_ascii=False)`), and per-case rows (the
 //! reference's `to_frame()` columns) as CSV or JSON Lines.
 
-use super::pyfmt::{fmt_g, json_float, json_round6, json_str_into, repr_str, shorten};
+use super::pyfmt::{
+    fmt_g, json_float, json_round6, json_round6_into, json_str_into, repr_str, shorten,
+};
 use super::{Metric, SimilarityKind, Tally};
 use rayon::prelude::*;
 use routeval_core::Accumulator;
@@ -132,47 +134,95 @@ impl CaseResult {
     }
 
     fn write_json(&self, out: &mut String, ind: usize) {
-        let pad = " ".repeat(ind);
-        let pad2 = " ".repeat(ind + 2);
-        out.push_str("{\n");
-        let mut fields: Vec<(&str, String)> = vec![
-            ("index", self.index.to_string()),
-            ("query", json_string(&self.query)),
-            ("k", self.k.to_string()),
-            ("threshold", json_float(self.threshold)),
-            ("n_retrieved", self.n_retrieved.to_string()),
-            ("n_unique", self.n_unique.to_string()),
-            ("n_relevant", self.n_relevant.to_string()),
-            ("estimated", py_bool_json(self.estimated)),
-            ("score", json_round6(self.score())),
-        ];
-        let metrics: Vec<(String, String)> = self
-            .metrics
-            .iter()
-            .map(|(m, v)| (m.name().to_string(), json_round6(*v)))
-            .collect();
-        fields.push(("metrics", json_map(&metrics, ind + 2)));
-        let excl: Vec<String> = self
-            .excluded
-            .iter()
-            .map(|m| json_string(m.name()))
-            .collect();
-        fields.push(("excluded", json_list(&excl, ind + 2)));
-        let notes: Vec<String> = self.notes.iter().map(|s| json_string(s)).collect();
-        fields.push(("notes", json_list(&notes, ind + 2)));
-        let fails: Vec<String> = self.failures.iter().map(|s| json_string(s)).collect();
-        fields.push(("failures", json_list(&fails, ind + 2)));
-        for (i, (k, v)) in fields.iter().enumerate() {
-            out.push_str(&pad2);
+        // Written straight into `out` (no text per field): this runs once per case, and the
+        // per-case rows are most of a large report.
+        fn key(out: &mut String, ind: usize, k: &str) {
+            out.extend(std::iter::repeat_n(' ', ind));
             json_str_into(out, k);
             out.push_str(": ");
-            out.push_str(v);
-            if i + 1 < fields.len() {
-                out.push(',');
-            }
-            out.push('\n');
         }
-        out.push_str(&pad);
+        fn int(out: &mut String, n: usize) {
+            out.push_str(itoa::Buffer::new().format(n));
+        }
+        fn strings<'s>(
+            out: &mut String,
+            ind: usize,
+            items: impl ExactSizeIterator<Item = &'s str>,
+        ) {
+            let n = items.len();
+            if n == 0 {
+                out.push_str("[]");
+                return;
+            }
+            out.push_str("[\n");
+            for (i, it) in items.enumerate() {
+                out.extend(std::iter::repeat_n(' ', ind + 2));
+                json_str_into(out, it);
+                if i + 1 < n {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n(' ', ind));
+            out.push(']');
+        }
+        let f = ind + 2;
+        out.push_str("{\n");
+        key(out, f, "index");
+        int(out, self.index);
+        out.push_str(",\n");
+        key(out, f, "query");
+        json_str_into(out, &self.query);
+        out.push_str(",\n");
+        key(out, f, "k");
+        int(out, self.k);
+        out.push_str(",\n");
+        key(out, f, "threshold");
+        out.push_str(&json_float(self.threshold));
+        out.push_str(",\n");
+        key(out, f, "n_retrieved");
+        int(out, self.n_retrieved);
+        out.push_str(",\n");
+        key(out, f, "n_unique");
+        int(out, self.n_unique);
+        out.push_str(",\n");
+        key(out, f, "n_relevant");
+        int(out, self.n_relevant);
+        out.push_str(",\n");
+        key(out, f, "estimated");
+        out.push_str(if self.estimated { "true" } else { "false" });
+        out.push_str(",\n");
+        key(out, f, "score");
+        json_round6_into(out, self.score());
+        out.push_str(",\n");
+        key(out, f, "metrics");
+        if self.metrics.is_empty() {
+            out.push_str("{}");
+        } else {
+            out.push_str("{\n");
+            let n = self.metrics.len();
+            for (i, (m, v)) in self.metrics.iter().enumerate() {
+                key(out, f + 2, m.name());
+                json_round6_into(out, *v);
+                if i + 1 < n {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n(' ', f));
+            out.push('}');
+        }
+        out.push_str(",\n");
+        key(out, f, "excluded");
+        strings(out, f, self.excluded.iter().map(|m| m.name()));
+        out.push_str(",\n");
+        key(out, f, "notes");
+        strings(out, f, self.notes.iter().map(String::as_str));
+        out.push_str(",\n");
+        key(out, f, "failures");
+        strings(out, f, self.failures.iter().map(String::as_str));
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', ind));
         out.push('}');
     }
 }
@@ -184,26 +234,6 @@ fn py_bool_json(b: bool) -> String {
 fn json_string(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     json_str_into(&mut o, s);
-    o
-}
-
-fn json_list(items: &[String], ind: usize) -> String {
-    if items.is_empty() {
-        return "[]".into();
-    }
-    let pad = " ".repeat(ind);
-    let pad2 = " ".repeat(ind + 2);
-    let mut o = String::from("[\n");
-    for (i, it) in items.iter().enumerate() {
-        o.push_str(&pad2);
-        o.push_str(it);
-        if i + 1 < items.len() {
-            o.push(',');
-        }
-        o.push('\n');
-    }
-    o.push_str(&pad);
-    o.push(']');
     o
 }
 
@@ -795,47 +825,31 @@ impl RagReport {
             out.push_str("[\n");
             w.write_all(out.as_bytes())?;
             out.clear();
-            // Cases are rendered in parallel, a window at a time, and written in order by
-            // a writer thread, so writing one window overlaps rendering the next.
+            // Cases are rendered in parallel, a window at a time, then written in order: one
+            // window of text (≈ 2.5 MB) is alive at a time.
             let n = self.per_case.len();
-            std::thread::scope(|scope| -> std::io::Result<()> {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(1);
-                let sink = &mut *w;
-                let writer = scope.spawn(move || -> std::io::Result<()> {
-                    for parts in rx {
-                        for part in parts {
-                            sink.write_all(part.as_bytes())?;
-                        }
-                    }
-                    Ok(())
-                });
-                for (wi, window) in self.per_case.chunks(8 * 1024).enumerate() {
-                    let base = wi * 8 * 1024;
-                    let parts: Vec<String> = window
-                        .par_chunks(1024)
-                        .enumerate()
-                        .map(|(ci, chunk)| {
-                            let mut part = String::with_capacity(chunk.len() * 640);
-                            for (j, c) in chunk.iter().enumerate() {
-                                part.push_str("    ");
-                                c.write_json(&mut part, 4);
-                                if base + ci * 1024 + j + 1 < n {
-                                    part.push(',');
-                                }
-                                part.push('\n');
+            for (wi, window) in self.per_case.chunks(4 * 1024).enumerate() {
+                let base = wi * 4 * 1024;
+                let parts: Vec<String> = window
+                    .par_chunks(1024)
+                    .enumerate()
+                    .map(|(ci, chunk)| {
+                        let mut part = String::with_capacity(chunk.len() * 640);
+                        for (j, c) in chunk.iter().enumerate() {
+                            part.push_str("    ");
+                            c.write_json(&mut part, 4);
+                            if base + ci * 1024 + j + 1 < n {
+                                part.push(',');
                             }
-                            part
-                        })
-                        .collect();
-                    if tx.send(parts).is_err() {
-                        break; // the writer failed: its error is returned below
-                    }
+                            part.push('\n');
+                        }
+                        part
+                    })
+                    .collect();
+                for part in &parts {
+                    w.write_all(part.as_bytes())?;
                 }
-                drop(tx);
-                writer
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("JSON writer thread panicked")))
-            })?;
+            }
             out.push_str("  ]");
         }
         out.push_str("\n}");
