@@ -697,7 +697,8 @@ impl Qrels {
     fn group(mut chunks: Vec<QrelChunk<'_>>) -> Qrels {
         use rayon::prelude::*;
         // Each run's qid, chunk and position, in file order (its query stays in its chunk).
-        let mut runs: Vec<(&[u8], usize, usize)> = Vec::new();
+        let mut runs: Vec<(&[u8], usize, usize)> =
+            Vec::with_capacity(chunks.iter().map(|c| c.runs.len()).sum());
         for (c, ch) in chunks.iter_mut().enumerate() {
             let base = ch.base;
             for (r, run) in ch.runs.iter_mut().enumerate() {
@@ -715,7 +716,7 @@ impl Qrels {
             .map(|(i, r)| (u128::from(be_prefix(r.0)) << 64) | i as u128)
             .collect();
         sort_keyed(&mut order, |i| runs[i].0);
-        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs.len());
         let mut g = 0;
         for i in 1..=order.len() {
             if i == order.len()
