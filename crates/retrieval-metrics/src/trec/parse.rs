@@ -492,6 +492,9 @@ enum RunSource<'b> {
         bytes: std::ops::Range<usize>,
         line_before: u64,
     },
+    /// A run of one line, kept as read (line chunk-relative): files whose qid changes on
+    /// every line are not read twice.
+    Line(Judgment<'b>),
     /// Judgments given in code ([`Qrels::from_judgments`]), with absolute lines, in the order
     /// the query's build left them (by docno; their lines give file order back).
     Judgments(Vec<Judgment<'b>>),
@@ -502,7 +505,9 @@ enum RunSource<'b> {
 /// other runs.
 struct QrelRun<'b> {
     qid: &'b [u8],
-    built: Option<QueryQrels>,
+    /// Built while read for a run of at least [`EAGER_RUN`] judgments (boxed: files whose
+    /// qid changes on every line make one run per line).
+    built: Option<Box<QueryQrels>>,
     source: RunSource<'b>,
 }
 
@@ -574,9 +579,13 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
     bounds
 }
 
-/// Parse one chunk of qrels lines into runs, each built into its query right away (lines
-/// chunk-relative; no record of the chunk is kept), the number of lines in the chunk, and the
-/// first error (with a chunk-relative line).
+/// Runs of at least this many judgments are built into their query while the chunk is read;
+/// shorter ones (qids whose lines are interleaved) are built from their lines when grouped.
+const EAGER_RUN: usize = 4;
+
+/// Parse one chunk of qrels lines into runs, the long ones built into their query right away
+/// (lines chunk-relative; no record of the chunk is kept), the number of lines in the chunk,
+/// and the first error (with a chunk-relative line).
 fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (QrelChunk<'b>, u64, Option<Error>) {
     let mut chunk = QrelChunk {
         buf,
@@ -592,13 +601,17 @@ fn parse_qrels_chunk<'b>(buf: &'b [u8], source: &str) -> (QrelChunk<'b>, u64, Op
                  scratch: &mut SortScratch<'b>,
                  runs: &mut Vec<QrelRun<'b>>| {
         let (qid, first, line_before) = open;
-        runs.push(QrelRun {
-            qid,
-            built: Some(QueryQrels::build(qid, js, scratch)),
-            source: RunSource::Text {
+        let source = match js[..] {
+            [one] => RunSource::Line(one),
+            _ => RunSource::Text {
                 bytes: first..end,
                 line_before,
             },
+        };
+        runs.push(QrelRun {
+            qid,
+            built: (js.len() >= EAGER_RUN).then(|| Box::new(QueryQrels::build(qid, js, scratch))),
+            source,
         });
         js.clear();
     };
@@ -729,27 +742,31 @@ impl Qrels {
                 g = i;
             }
         }
-        // A qid read in one run keeps the query built from it; a qid with several runs is
-        // built again from all its judgments in file order (the runs are sorted stably).
+        // A qid read in one long run keeps the query built from it; a qid with several runs,
+        // or one short one, is built from all its judgments in file order (the runs are
+        // sorted stably).
         let mut queries: Vec<Option<QueryQrels>> = groups
             .iter()
             .map(|g| {
                 if g.len() == 1 {
                     let (_, c, r) = runs[order[g.start] as u64 as usize];
-                    chunks[c].runs[r].built.take()
+                    chunks[c].runs[r].built.take().map(|q| *q)
                 } else {
                     None
                 }
             })
             .collect();
+        let todo: Vec<usize> = (0..groups.len())
+            .filter(|&k| queries[k].is_none())
+            .collect();
         let chunks = &chunks;
-        let rebuilt: Vec<(usize, QueryQrels)> = groups
+        let rebuilt: Vec<(usize, QueryQrels)> = todo
             .par_iter()
-            .enumerate()
-            .filter(|(_, g)| g.len() > 1)
-            .map_init(SortScratch::default, |scratch, (k, g)| {
+            .map_init(SortScratch::default, |scratch, &k| {
+                let g = &groups[k];
                 let mut js = std::mem::take(&mut scratch.judgments);
                 js.clear();
+                let mut given = false;
                 for &o in &order[g.clone()] {
                     let (_, c, r) = runs[o as u64 as usize];
                     let ch = &chunks[c];
@@ -762,11 +779,19 @@ impl Qrels {
                                 |line, _, _, docno, rel| js.push((docno, rel, line)),
                             );
                         }
-                        RunSource::Judgments(j) => js.extend_from_slice(j),
+                        &RunSource::Line((docno, rel, line)) => {
+                            js.push((docno, rel, line + ch.base));
+                        }
+                        RunSource::Judgments(j) => {
+                            given = true;
+                            js.extend_from_slice(j);
+                        }
                     }
                 }
                 // Judgments given in code were kept sorted by docno: file order is line order.
-                js.sort_unstable_by_key(|j| j.2);
+                if given {
+                    js.sort_unstable_by_key(|j| j.2);
+                }
                 let qid = runs[order[g.start] as u64 as usize].0;
                 let q = QueryQrels::build(qid, &mut js, scratch);
                 scratch.judgments = js;
@@ -825,7 +850,7 @@ impl Qrels {
             }
             // The run keeps its judgments (sorted by the build; their lines give file order
             // back) for joining with other runs of its qid.
-            let built = QueryQrels::build(qid, &mut js, &mut scratch);
+            let built = Box::new(QueryQrels::build(qid, &mut js, &mut scratch));
             chunk.runs.push(QrelRun {
                 qid,
                 built: Some(built),

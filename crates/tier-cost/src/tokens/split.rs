@@ -23,7 +23,7 @@
 #![allow(unsafe_code)]
 
 use std::ffi::c_int;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// Oniguruma's failure while searching (not "no match"): the retry or stack limit was reached,
 /// or the library ran out of memory. `message` is Oniguruma's own text for `code`.
@@ -58,11 +58,13 @@ unsafe impl Send for SplitRegex {}
 // SAFETY: see `Send` above: shared references only search.
 unsafe impl Sync for SplitRegex {}
 
-/// Serialises this module's compilations. Oniguruma's one piece of global state is its lazy
-/// initialisation, which is not thread-safe; [`SplitRegex::new`] first has the `onig` crate
-/// (which guards its own compilations with a mutex) compile a pattern, so the library is
-/// initialised before any call here.
-static COMPILE: Mutex<()> = Mutex::new(());
+/// Done once before this module's first compilation: Oniguruma's one piece of global state
+/// written after start-up is its lazy initialisation (`onig_initialize`, not thread-safe).
+/// [`SplitRegex::new`] first has the `onig` crate (which guards its own compilations with a
+/// mutex) compile a pattern, so the library is initialised before any call here. After that,
+/// compiling only reads global state (the encoding and syntax tables), so compilations here
+/// may run alongside the `onig` crate's (e.g. the `tokenizers` crate loading a file on
+/// another thread).
 static INITIALISED: OnceLock<()> = OnceLock::new();
 
 impl SplitRegex {
@@ -73,7 +75,6 @@ impl SplitRegex {
             // Through the `onig` crate (behind its mutex): initialises the library once.
             let _ = tokenizers::utils::SysRegex::new("a");
         });
-        let _guard = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
         let mut raw: onig_sys::OnigRegex = std::ptr::null_mut();
         let mut info = onig_sys::OnigErrorInfo {
             enc: std::ptr::null_mut(),
@@ -84,7 +85,7 @@ impl SplitRegex {
         // SAFETY: the pattern pointers delimit `pattern`'s bytes, alive for the call; `raw` and
         // `info` are valid out-parameters; the encoding and syntax are the library's own static
         // definitions (only read; `&raw mut` because the C prototype is not const); the library
-        // is initialised (above) and compilations are serialised by `COMPILE`. On failure
+        // is initialised (above), after which compiling writes no global state. On failure
         // `onig_new` frees what it allocated and leaves `raw` null.
         let r = unsafe {
             onig_sys::onig_new(
