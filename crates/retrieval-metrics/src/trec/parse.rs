@@ -1232,25 +1232,34 @@ mod tests {
         )
         .unwrap();
         for q in [&from_bytes, &from_judgments] {
-            let mut at = 0;
-            for qq in q.queries() {
-                let group: Vec<_> = want[at..]
-                    .iter()
-                    .take_while(|w| w.0.as_bytes() == qq.qid())
-                    .collect();
-                assert_eq!(qq.len(), group.len());
-                let mut dup = None;
-                for (i, w) in group.iter().enumerate() {
-                    assert_eq!((qq.docno(i), qq.rel_at(i)), (w.1.as_bytes(), w.2));
-                    if dup.is_none() && i > 0 && group[i - 1].1 == w.1 {
-                        dup = Some((w.1.as_bytes(), w.3));
-                    }
-                }
-                assert_eq!(qq.duplicate(), dup);
-                at += group.len();
-            }
-            assert_eq!(at, want.len());
+            assert_queries_are(q, &want);
         }
+    }
+
+    /// `q`'s queries are `want`'s records (qid, docno, rel, line; sorted by qid, docno, line)
+    /// grouped by qid, each query's first duplicate named by its second line; returns the
+    /// number of queries with a duplicate.
+    fn assert_queries_are(q: &Qrels, want: &[(String, String, i32, u64)]) -> usize {
+        let (mut at, mut dups) = (0, 0);
+        for qq in q.queries() {
+            let group: Vec<_> = want[at..]
+                .iter()
+                .take_while(|w| w.0.as_bytes() == qq.qid())
+                .collect();
+            assert_eq!(qq.len(), group.len());
+            let mut dup = None;
+            for (i, w) in group.iter().enumerate() {
+                assert_eq!((qq.docno(i), qq.rel_at(i)), (w.1.as_bytes(), w.2));
+                if dup.is_none() && i > 0 && group[i - 1].1 == w.1 {
+                    dup = Some((w.1.as_bytes(), w.3));
+                }
+            }
+            assert_eq!(qq.duplicate(), dup);
+            dups += usize::from(dup.is_some());
+            at += group.len();
+        }
+        assert_eq!(at, want.len());
+        dups
     }
 
     /// Queries in contiguous blocks (one run each, the common file shape), blank and comment
@@ -1288,26 +1297,7 @@ mod tests {
         let mut want = lines.clone();
         want.sort_by(|a, b| (&a.0, &a.1, a.3).cmp(&(&b.0, &b.1, b.3)));
         let q = Qrels::from_bytes(text.as_bytes(), "q").unwrap();
-        let mut at = 0;
-        let mut dups = 0;
-        for qq in q.queries() {
-            let group: Vec<_> = want[at..]
-                .iter()
-                .take_while(|w| w.0.as_bytes() == qq.qid())
-                .collect();
-            assert_eq!(qq.len(), group.len());
-            let mut dup = None;
-            for (i, w) in group.iter().enumerate() {
-                assert_eq!((qq.docno(i), qq.rel_at(i)), (w.1.as_bytes(), w.2));
-                if dup.is_none() && i > 0 && group[i - 1].1 == w.1 {
-                    dup = Some((w.1.as_bytes(), w.3));
-                }
-            }
-            assert_eq!(qq.duplicate(), dup);
-            dups += usize::from(dup.is_some());
-            at += group.len();
-        }
-        assert_eq!(at, want.len());
+        let dups = assert_queries_are(&q, &want);
         assert_eq!(dups, 3000);
     }
 
