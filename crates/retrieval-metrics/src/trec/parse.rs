@@ -665,7 +665,9 @@ impl Qrels {
         for (k, q) in rebuilt {
             queries[k] = Some(q);
         }
-        let queries: Vec<QueryQrels> = queries.into_iter().flatten().collect();
+        // Every slot is filled above (a group is either taken or rebuilt); mapped in place (an
+        // `Option<QueryQrels>` is a `QueryQrels` in size), not collected into a second vector.
+        let queries: Vec<QueryQrels> = queries.into_iter().map(Option::unwrap_or_default).collect();
         let index = queries
             .iter()
             .enumerate()
