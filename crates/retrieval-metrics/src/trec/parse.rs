@@ -593,15 +593,12 @@ impl Qrels {
             .map(|(i, r)| (u128::from(be_prefix(r.0)) << 64) | i as u128)
             .collect();
         sort_keyed(&mut order, |i| runs[i].0);
+        // The run an `order` key stands for (its low 64 bits are the run's index).
+        let run = |o: u128| runs[o as u64 as usize];
         let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs.len());
         let mut g = 0;
         for i in 1..=order.len() {
-            if i == order.len()
-                || !same_id(
-                    runs[order[i] as u64 as usize].0,
-                    runs[order[g] as u64 as usize].0,
-                )
-            {
+            if i == order.len() || !same_id(run(order[i]).0, run(order[g]).0) {
                 groups.push(g..i);
                 g = i;
             }
@@ -613,7 +610,7 @@ impl Qrels {
             .iter()
             .map(|g| {
                 if g.len() == 1 {
-                    let (_, c, r) = runs[order[g.start] as u64 as usize];
+                    let (_, c, r) = run(order[g.start]);
                     chunks[c].runs[r].built.take().map(|q| *q)
                 } else {
                     None
@@ -632,7 +629,7 @@ impl Qrels {
                 js.clear();
                 let mut given = false;
                 for &o in &order[g.clone()] {
-                    let (_, c, r) = runs[o as u64 as usize];
+                    let (_, c, r) = run(o);
                     let ch = &chunks[c];
                     match &ch.runs[r].source {
                         RunSource::Text { bytes, line_before } => {
@@ -656,7 +653,7 @@ impl Qrels {
                 if given {
                     js.sort_unstable_by_key(|j| j.2);
                 }
-                let qid = runs[order[g.start] as u64 as usize].0;
+                let qid = run(order[g.start]).0;
                 let q = QueryQrels::build(qid, &mut js, scratch);
                 scratch.judgments = js;
                 (k, q)
