@@ -534,8 +534,9 @@ impl Qrels {
     pub fn from_bytes(buf: &[u8], source: &str) -> Result<Qrels, Error> {
         use rayon::prelude::*;
         let buf = strip_bom(buf);
-        // Parse chunks of lines in parallel; line numbers are fixed up per chunk afterwards.
-        let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 1 << 20);
+        // Parse chunks of lines in parallel (64 KiB and up: the queries are built in this pass,
+        // so a small file is split too); line numbers are fixed up per chunk afterwards.
+        let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 64 << 10);
         let parsed: Vec<(QrelChunk, u64, Option<Error>)> = bounds
             .par_windows(2)
             .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
