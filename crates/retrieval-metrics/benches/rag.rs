@@ -123,6 +123,23 @@ fn bench(c: &mut Criterion) {
     c.bench_function("rag/to_json_1000_cases", |b| {
         b.iter(|| black_box(&report).to_json())
     });
+    // Many batches and windows: results written in place by the workers (`RagRun::push`),
+    // and the `--json` report written window by window while the next one is rendered (into
+    // a reused buffer here, standing in for the output file's page cache).
+    let many = id_cases(20_000);
+    let many_parsed = parse_cases(&many, "bench").unwrap();
+    c.bench_function("rag/evaluate_20000_id_cases", |b| {
+        b.iter(|| evaluate(black_box(&many_parsed), &opts, None).unwrap())
+    });
+    let many_report = evaluate(&many_parsed, &opts, None).unwrap();
+    let mut sink: Vec<u8> = Vec::with_capacity(64 << 20);
+    c.bench_function("rag/write_json_20000_id_cases", |b| {
+        b.iter(|| {
+            sink.clear();
+            black_box(&many_report).write_json(&mut sink).unwrap();
+            sink.len()
+        })
+    });
 }
 
 criterion_group! {

@@ -1036,28 +1036,34 @@ impl RagRun {
             return;
         }
         let (k, t) = (self.k, self.threshold);
-        let scored: Vec<Result<(CaseResult, Tally), RagError>> = cases
-            .par_iter()
-            .enumerate()
-            .with_min_len(64)
-            .map(|(i, c)| {
-                LEXICAL.with(|lex| {
+        // The results are written by the workers straight into `results`' spare capacity
+        // (rayon's indexed `par_extend`), not collected into a batch vector and copied over
+        // on this thread: that copy was serial, and its first touch of the results' fresh
+        // pages (kernel page zeroing, ~20 MB at 100k cases) held up the next batch. A case
+        // that fails leaves a placeholder and its error here; the first one in input order
+        // wins, as in a sequential pass, and the run's results are dropped.
+        let first_error: std::sync::Mutex<Option<(usize, RagError)>> = std::sync::Mutex::new(None);
+        self.results
+            .par_extend(cases.par_iter().enumerate().with_min_len(64).map(|(i, c)| {
+                let scored = LEXICAL.with(|lex| {
                     let mut lex = lex.borrow_mut();
                     lex.reset();
                     evaluate_one(c, index_of(i), k, t, &mut *lex)
+                });
+                scored.unwrap_or_else(|e| {
+                    // A poisoned lock only means another worker panicked mid-update;
+                    // the slot is still a valid `Option`.
+                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *slot = Some((i, e));
+                    }
+                    (CaseResult::new(String::new(), 0, k, t), Tally::default())
                 })
-            })
-            .collect();
-        self.results.reserve(scored.len());
-        for r in scored {
-            match r {
-                Ok(r) => self.results.push(r),
-                Err(e) => {
-                    self.error = Some(e);
-                    self.results = Vec::new();
-                    return;
-                }
-            }
+            }));
+        let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = first_error {
+            self.error = Some(e);
+            self.results = Vec::new();
         }
     }
 
@@ -1627,7 +1633,67 @@ fn groundedness<S: Scorer>(
 
 #[cfg(test)]
 mod tests {
-    use super::{Lexical, MARK_IDS, Scorer, coverage_slices};
+    use super::{Lexical, MARK_IDS, Options, RagError, RagRun, Scorer, coverage_slices};
+
+    /// A batch is scored in parallel, but the error reported is the first failing case in
+    /// input order (as a sequential pass gives), whichever worker met its error first, and
+    /// a failed run keeps no results.
+    #[test]
+    fn first_failing_case_in_input_order_wins() {
+        let text = |bad: &[usize], n: usize| -> String {
+            let cases: Vec<String> = (0..n)
+                .map(|i| {
+                    if bad.contains(&i) {
+                        format!(r#"{{"query": "q{i}", "retrieved": "d{i}"}}"#)
+                    } else {
+                        format!(
+                            r#"{{"query": "q{i}", "retrieved": ["d{i}"], "relevant": ["d{i}"]}}"#
+                        )
+                    }
+                })
+                .collect();
+            format!("[{}]", cases.join(","))
+        };
+        for bad in [
+            vec![3, 700],
+            vec![700, 3],
+            vec![999],
+            vec![0, 1, 2],
+            vec![511, 512],
+        ] {
+            let raw = text(&bad, 1000);
+            let parsed = super::parse_cases(&raw, "t").unwrap();
+            let first = *bad.iter().min().unwrap();
+            // One batch, and the same cases in batches of 512 (the streaming size).
+            let mut one = RagRun::new(&Options::default()).unwrap();
+            one.push(&parsed);
+            let mut split = RagRun::new(&Options::default()).unwrap();
+            for chunk in parsed.chunks(512) {
+                split.push(chunk);
+            }
+            for run in [one, split] {
+                assert!(run.results.is_empty(), "{bad:?}");
+                match run.finish() {
+                    Err(RagError::RetrievedString(i)) => assert_eq!(i, first, "{bad:?}"),
+                    other => panic!("{bad:?}: {other:?}"),
+                }
+            }
+        }
+        // No failure: every case kept, in order.
+        let raw = text(&[], 1000);
+        let parsed = super::parse_cases(&raw, "t").unwrap();
+        let mut run = RagRun::new(&Options::default()).unwrap();
+        run.push(&parsed);
+        let report = run.finish().unwrap();
+        assert!(
+            report
+                .per_case
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.index == i)
+        );
+        assert_eq!(report.per_case.len(), 1000);
+    }
 
     /// The bitmap path of `Lexical::coverage` equals the merge intersection, for left sets
     /// inside and beyond the bitmap's id range, with the left set reused and changed, and
