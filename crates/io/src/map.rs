@@ -75,29 +75,40 @@ impl InputBytes {
     }
 
     /// The input as UTF-8 text, or `None` when it is not valid UTF-8 (`simdutf8`'s check).
-    /// A mapped file is checked in 4 MiB pieces, each [released](Self::release) once
-    /// checked, so checking a large file does not make all of it resident at once; the
+    /// A mapped file is checked in 4 MiB pieces on rayon's pool, each [released](Self::release)
+    /// once checked, so checking a large file does not make all of it resident at once; the
     /// caller's reads fault the pages back in as it goes.
     pub fn text_released(&self) -> Option<&str> {
+        use rayon::prelude::*;
         let bytes: &[u8] = self;
         if !matches!(self, InputBytes::Mapped(_)) {
             return simdutf8::basic::from_utf8(bytes).ok();
         }
-        let (mut start, mut released) = (0, 0);
+        // Piece boundaries, each cut before a character's first byte, never inside a
+        // character: back over at most three continuation bytes (more cannot follow a first
+        // byte, and the next piece's check then fails, as the whole text's would).
+        let mut cuts = vec![0];
+        let mut start = 0;
         while start < bytes.len() {
             let mut end = (start + UTF8_PIECE).min(bytes.len());
-            // Cut before a character's first byte, never inside a character: back over at
-            // most three continuation bytes (more cannot follow a first byte, and the next
-            // piece's check then fails, as the whole text's would).
             for _ in 0..3 {
                 if end < bytes.len() && bytes[end] & 0xC0 == 0x80 {
                     end -= 1;
                 }
             }
-            simdutf8::basic::from_utf8(&bytes[start..end]).ok()?;
-            released = self.release(released..end);
+            cuts.push(end);
             start = end;
         }
+        let valid = cuts.par_windows(2).all(|w| {
+            let ok = simdutf8::basic::from_utf8(&bytes[w[0]..w[1]]).is_ok();
+            self.release(w[0]..w[1]);
+            ok
+        });
+        if !valid {
+            return None;
+        }
+        // The blocks that straddle two pieces were released by neither.
+        self.release(0..bytes.len());
         // SAFETY: every byte of `bytes` was checked above, in consecutive pieces cut at
         // character boundaries (a sequence of valid UTF-8 pieces is valid UTF-8). Releasing
         // checked pieces does not change them: a later read faults the same file pages back
@@ -197,6 +208,18 @@ mod tests {
         bad[5 << 20] = 0xFF;
         std::fs::write(&w, &bad).unwrap();
         assert_eq!(file_bytes(&w).unwrap().text_released(), None);
+        // The pieces are checked in parallel: a bad byte in the first or the last piece is
+        // found as well.
+        for at in [10, wide.len() - 1] {
+            let mut bad = wide.clone().into_bytes();
+            bad[at] = 0xFF;
+            std::fs::write(&w, &bad).unwrap();
+            assert_eq!(
+                file_bytes(&w).unwrap().text_released(),
+                None,
+                "bad byte at {at}"
+            );
+        }
         bad.truncate((4 << 20) + 1); // ends inside a character just past the first piece
         std::fs::write(&w, &bad).unwrap();
         assert_eq!(file_bytes(&w).unwrap().text_released(), None);
