@@ -1398,9 +1398,16 @@ fn evaluate_one<S: Scorer>(
     let (gains, ideal): (Vec<f64>, Vec<f64>) = if has_relevant {
         let gains: Vec<f64> = if gain_by_id.len() <= 16 {
             let gain_fps: Vec<u64> = gain_by_id.iter().map(|(k, _)| id_fingerprint(k)).collect();
+            // The ids' fingerprints from de-duplication when it computed them (short lists).
+            let fp_of = |i: usize| {
+                fps.get(i)
+                    .copied()
+                    .unwrap_or_else(|| id_fingerprint(&ids[i]))
+            };
             ids.iter()
-                .map(|id| {
-                    let fp = id_fingerprint(id);
+                .enumerate()
+                .map(|(i, id)| {
+                    let fp = fp_of(i);
                     gain_by_id
                         .iter()
                         .zip(&gain_fps)
