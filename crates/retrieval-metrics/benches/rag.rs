@@ -107,6 +107,9 @@ fn bench(c: &mut Criterion) {
     c.bench_function("rag/parse_1000_id_cases", |b| {
         b.iter(|| parse_cases(black_box(&ids), "bench").unwrap())
     });
+    c.bench_function("rag/parse_1000_text_cases", |b| {
+        b.iter(|| parse_cases(black_box(&texts), "bench").unwrap())
+    });
     let id_parsed = parse_cases(&ids, "bench").unwrap();
     let text_parsed = parse_cases(&texts, "bench").unwrap();
     let opts = Options {
