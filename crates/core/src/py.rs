@@ -194,6 +194,35 @@ pub fn repr_str(s: &str) -> String {
     out
 }
 
+/// The first position at or after `i` holding `"`, `\\` or a control character (below
+/// U+0020), else `s.len()`: where a JSON string's plain run ends, for readers (the closing
+/// quote, an escape, an invalid character) and for writers (what must be escaped). Eight
+/// bytes at a time (the classic has-zero-byte and
+/// has-byte-less-than word tricks; a flag can be wrong only above a true one, so the lowest
+/// flag is the first such byte), then byte by byte.
+#[inline(always)]
+pub fn json_plain_end(s: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let q = w ^ (LO * b'"' as u64);
+        let b = w ^ (LO * b'\\' as u64);
+        let flags = ((q.wrapping_sub(LO) & !q)
+            | (b.wrapping_sub(LO) & !b)
+            | (w.wrapping_sub(LO * 0x20) & !w))
+            & HI;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < s.len() && s[i] != b'"' && s[i] != b'\\' && s[i] >= 0x20 {
+        i += 1;
+    }
+    i
+}
+
 /// Append `s` to `out` as CPython 3.11's `json.dumps` writes a string (its `py_encode_basestring`
 /// / `py_encode_basestring_ascii`): `"` and `\\` escaped, `\n \r \t \b \f` by name, other
 /// control characters as `\u00XX`; with `ensure_ascii` also every character outside
@@ -229,14 +258,14 @@ pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
             }
         }
     } else {
-        // Runs of bytes that need no escape are copied at once (the `to_dict` hot path).
+        // Runs of bytes that need no escape are found a word at a time and copied at once
+        // (the `to_dict` hot path).
         let bytes = s.as_bytes();
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            if b >= 0x20 && b != b'"' && b != b'\\' {
-                continue;
-            }
+        loop {
+            let i = json_plain_end(bytes, start);
             out.push_str(&s[start..i]);
+            let Some(&b) = bytes.get(i) else { break };
             match named(b) {
                 Some(e) => out.push_str(e),
                 None => {
@@ -245,7 +274,6 @@ pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
             }
             start = i + 1;
         }
-        out.push_str(&s[start..]);
     }
     out.push('"');
 }
@@ -649,6 +677,30 @@ fn write_repr_value(out: &mut String, v: &serde_json::Value) {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// The word-at-a-time scan stops where the byte loop does, from any start, on
+        /// bytes dense in quotes, backslashes, control characters and high bytes.
+        #[test]
+        fn plain_end_is_the_byte_loop(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xa0, 0xff]),
+                    proptest::num::u8::ANY,
+                    b'a'..=b'z',
+                ],
+                0..64,
+            ),
+            start in 0usize..64,
+        ) {
+            let start = start.min(bytes.len());
+            let mut want = start;
+            while want < bytes.len() && bytes[want] != b'"' && bytes[want] != b'\\' && bytes[want] >= 0x20 {
+                want += 1;
+            }
+            proptest::prop_assert_eq!(json_plain_end(&bytes, start), want);
+        }
+    }
+
     #[test]
     fn big_int_markers_are_found_at_any_depth_and_only_there() {
         let marked = mark_big_ints(r#"{"a": [1, {"b": 100000000000000000000}]}"#)
@@ -752,6 +804,15 @@ mod tests {
         out.clear();
         super::write_json_str(&mut out, s, false);
         assert_eq!(out, "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\u{7f}é😀\"");
+        // Escapes past the first eight bytes and at the very end (the plain runs are found
+        // a word at a time).
+        out.clear();
+        let s = "plain text longer than a word \"quoted\" back\\slash\nnew\u{1} é and a tail\u{1f}";
+        super::write_json_str(&mut out, s, false);
+        assert_eq!(
+            out,
+            r#""plain text longer than a word \"quoted\" back\\slash\nnew\u0001 é and a tail\u001f""#
+        );
     }
 
     use super::float_repr;

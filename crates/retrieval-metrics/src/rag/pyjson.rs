@@ -423,7 +423,7 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn string(&self, begin: usize) -> Result<(Cow<'a, str>, usize), Scan> {
         // Fast path: no escape before the closing quote → borrow from the input.
-        let i = plain_end(self.s, begin);
+        let i = routeval_core::py::json_plain_end(self.s, begin);
         if i < self.s.len() && self.s[i] == b'"' {
             return Ok((Cow::Borrowed(&self.text[begin..i]), i + 1));
         }
@@ -570,33 +570,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The first position at or after `i` holding `"`, `\\` or a control character (below
-/// U+0020), else `s.len()`: eight bytes at a time (the classic has-zero-byte and
-/// has-byte-less-than word tricks; a flag can be wrong only above a true one, so the lowest
-/// flag is the first such byte), then byte by byte.
-#[inline(always)]
-fn plain_end(s: &[u8], mut i: usize) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = s.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        let q = w ^ (LO * b'"' as u64);
-        let b = w ^ (LO * b'\\' as u64);
-        let flags = ((q.wrapping_sub(LO) & !q)
-            | (b.wrapping_sub(LO) & !b)
-            | (w.wrapping_sub(LO * 0x20) & !w))
-            & HI;
-        if flags != 0 {
-            return i + (flags.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < s.len() && s[i] != b'"' && s[i] != b'\\' && s[i] >= 0x20 {
-        i += 1;
-    }
-    i
-}
-
 fn insert_last_wins<'a>(
     items: &mut Vec<(Cow<'a, str>, PyValue<'a>)>,
     key: Cow<'a, str>,
@@ -697,30 +670,6 @@ mod tests {
             e("\u{feff}[]"),
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"
         );
-    }
-
-    proptest::proptest! {
-        /// The word-at-a-time scan stops where the byte loop does, from any start, on
-        /// bytes dense in quotes, backslashes, control characters and high bytes.
-        #[test]
-        fn plain_end_is_the_byte_loop(
-            bytes in proptest::collection::vec(
-                proptest::prop_oneof![
-                    proptest::sample::select(vec![b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xa0, 0xff]),
-                    proptest::num::u8::ANY,
-                    b'a'..=b'z',
-                ],
-                0..64,
-            ),
-            start in 0usize..64,
-        ) {
-            let start = start.min(bytes.len());
-            let mut want = start;
-            while want < bytes.len() && bytes[want] != b'"' && bytes[want] != b'\\' && bytes[want] >= 0x20 {
-                want += 1;
-            }
-            proptest::prop_assert_eq!(plain_end(&bytes, start), want);
-        }
     }
 
     #[test]
