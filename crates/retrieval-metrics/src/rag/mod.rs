@@ -1642,6 +1642,59 @@ fn groundedness<S: Scorer>(
 mod tests {
     use super::{Lexical, MARK_IDS, Options, RagError, RagRun, Scorer, coverage_slices};
 
+    /// The `--json` report of more cases than a rendering window (several windows, their
+    /// buffers reused) is one valid JSON document whose rows are the cases in order, each
+    /// with its own query, and whose notes and failures are the cases' in order.
+    #[test]
+    fn json_report_across_windows() {
+        let n = 2 * 2048 + 700;
+        let cases: Vec<String> = (0..n)
+            .map(|i| {
+                let rel = if i % 3 == 0 { "x" } else { "d0" };
+                format!(
+                    r#"{{"query": "q{i} \"quoted\" {}", "retrieved": ["d0", "d1"], "relevant": ["{rel}"]}}"#,
+                    "w".repeat(i % 40)
+                )
+            })
+            .collect();
+        let raw = format!("[{}]", cases.join(","));
+        let parsed = super::parse_cases(&raw, "t").unwrap();
+        let mut run = RagRun::new(&Options::default()).unwrap();
+        run.push(&parsed);
+        let report = run.finish().unwrap();
+        let mut out: Vec<u8> = Vec::new();
+        report.write_json(&mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+        let rows = v["per_case"].as_array().unwrap();
+        assert_eq!(rows.len(), n);
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row["index"], i, "row {i}");
+            let want = format!("q{i} \"quoted\" {}", "w".repeat(i % 40));
+            assert_eq!(row["query"], want.as_str(), "row {i}");
+        }
+        let failures: Vec<&str> = report.failures().collect();
+        assert_eq!(failures.len(), n.div_ceil(3));
+        assert_eq!(
+            v["failures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect::<Vec<_>>(),
+            failures
+        );
+        let notes: Vec<&str> = report.notes().collect();
+        assert_eq!(
+            v["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect::<Vec<_>>(),
+            notes
+        );
+    }
+
     /// A batch is scored in parallel, but the error reported is the first failing case in
     /// input order (as a sequential pass gives), whichever worker met its error first, and
     /// a failed run keeps no results.

@@ -133,12 +133,29 @@ impl CaseResult {
         lines.join("\n")
     }
 
-    fn write_json(&self, out: &mut String, ind: usize) {
+    /// This case's `to_dict()` row as JSON, indented by `ind` spaces. `threshold` is the
+    /// text of a threshold written before (`json_float`), used when it is this case's
+    /// (a report's cases share theirs), so each row does not format it again.
+    fn write_json(&self, out: &mut String, ind: usize, threshold: Option<(f64, &str)>) {
         // Written straight into `out` (no text per field): this runs once per case, and the
-        // per-case rows are most of a large report.
+        // per-case rows are most of a large report. Keys and metric names are plain
+        // identifiers, written without the escape check.
+        fn indent(out: &mut String, n: usize) {
+            const SPACES: &str = "                                ";
+            match SPACES.get(..n) {
+                Some(s) => out.push_str(s),
+                None => out.extend(std::iter::repeat_n(' ', n)),
+            }
+        }
+        fn name(out: &mut String, k: &str) {
+            debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            out.push('"');
+            out.push_str(k);
+            out.push('"');
+        }
         fn key(out: &mut String, ind: usize, k: &str) {
-            out.extend(std::iter::repeat_n(' ', ind));
-            json_str_into(out, k);
+            indent(out, ind);
+            name(out, k);
             out.push_str(": ");
         }
         fn int(out: &mut String, n: usize) {
@@ -148,6 +165,7 @@ impl CaseResult {
             out: &mut String,
             ind: usize,
             items: impl ExactSizeIterator<Item = &'s str>,
+            write: fn(&mut String, &str),
         ) {
             let n = items.len();
             if n == 0 {
@@ -156,14 +174,14 @@ impl CaseResult {
             }
             out.push_str("[\n");
             for (i, it) in items.enumerate() {
-                out.extend(std::iter::repeat_n(' ', ind + 2));
-                json_str_into(out, it);
+                indent(out, ind + 2);
+                write(out, it);
                 if i + 1 < n {
                     out.push(',');
                 }
                 out.push('\n');
             }
-            out.extend(std::iter::repeat_n(' ', ind));
+            indent(out, ind);
             out.push(']');
         }
         let f = ind + 2;
@@ -178,7 +196,10 @@ impl CaseResult {
         int(out, self.k);
         out.push_str(",\n");
         key(out, f, "threshold");
-        out.push_str(&json_float(self.threshold));
+        match threshold {
+            Some((t, text)) if t.to_bits() == self.threshold.to_bits() => out.push_str(text),
+            _ => out.push_str(&json_float(self.threshold)),
+        }
         out.push_str(",\n");
         key(out, f, "n_retrieved");
         int(out, self.n_retrieved);
@@ -209,20 +230,25 @@ impl CaseResult {
                 }
                 out.push('\n');
             }
-            out.extend(std::iter::repeat_n(' ', f));
+            indent(out, f);
             out.push('}');
         }
         out.push_str(",\n");
         key(out, f, "excluded");
-        strings(out, f, self.excluded.iter().map(|m| m.name()));
+        strings(out, f, self.excluded.iter().map(|m| m.name()), name);
         out.push_str(",\n");
         key(out, f, "notes");
-        strings(out, f, self.notes.iter().map(String::as_str));
+        strings(out, f, self.notes.iter().map(String::as_str), json_str_into);
         out.push_str(",\n");
         key(out, f, "failures");
-        strings(out, f, self.failures.iter().map(String::as_str));
+        strings(
+            out,
+            f,
+            self.failures.iter().map(String::as_str),
+            json_str_into,
+        );
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', ind));
+        indent(out, ind);
         out.push('}');
     }
 }
@@ -827,21 +853,29 @@ impl RagReport {
             w.write_all(out.as_bytes())?;
             out.clear();
             // Cases are rendered in parallel a window at a time and written in order; the
-            // next window is rendered on the pool while this thread writes the previous one,
-            // so at most two windows of text (≈ 1.3 MB each at 100k id cases) are alive at a time.
+            // next window is rendered on the pool while the previous one is written, so two
+            // windows of text (≈ 1.3 MB each at 100k id cases) are alive at a time. Their
+            // buffers are handed back once written and rendered into again: freed instead,
+            // by another thread than the one that allocated them, they were not reused in
+            // time, and the resident set grew by a window each time (100k ids: +35 MB).
             // Cases per window (rendered as four parts on the pool).
             const WINDOW: usize = 2048;
             let n = self.per_case.len();
+            let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
             let render = |wi: usize, window: &[CaseResult]| -> Vec<String> {
                 let base = wi * WINDOW;
                 window
                     .par_chunks(WINDOW / 4)
                     .enumerate()
                     .map(|(ci, chunk)| {
-                        let mut part = String::with_capacity(chunk.len() * 640);
+                        let reused = spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                        let mut part = reused.unwrap_or_default();
+                        part.reserve(chunk.len() * 640);
+                        let t = chunk.first().map_or(0.0, |c| c.threshold);
+                        let t_text = json_float(t);
                         for (j, c) in chunk.iter().enumerate() {
                             part.push_str("    ");
-                            c.write_json(&mut part, 4);
+                            c.write_json(&mut part, 4, Some((t, &t_text)));
                             if base + ci * (WINDOW / 4) + j + 1 < n {
                                 part.push(',');
                             }
@@ -853,13 +887,18 @@ impl RagReport {
             };
             let mut windows = self.per_case.chunks(WINDOW).enumerate();
             let mut pending: Option<Vec<String>> = windows.next().map(|(wi, w)| render(wi, w));
-            while let Some(parts) = pending.take() {
+            while let Some(mut parts) = pending.take() {
                 let next = windows.next();
                 let (written, rendered) = rayon::join(
                     || -> std::io::Result<()> {
-                        for part in &parts {
+                        for part in &mut parts {
                             w.write_all(part.as_bytes())?;
+                            part.clear();
                         }
+                        spare
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .append(&mut parts);
                         Ok(())
                     },
                     || next.map(|(wi, win)| render(wi, win)),
