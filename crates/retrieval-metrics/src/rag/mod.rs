@@ -1041,10 +1041,12 @@ impl RagRun {
         // on this thread: that copy was serial, and its first touch of the results' fresh
         // pages (kernel page zeroing, ~20 MB at 100k cases) held up the next batch. A case
         // that fails leaves a placeholder and its error here; the first one in input order
-        // wins, as in a sequential pass, and the run's results are dropped.
+        // wins, as in a sequential pass, and the run's results are dropped. Pieces of at most
+        // 16 cases: with a few large ones, one worker was left idle at the end of each batch
+        // while the other finished its piece (the batch is a barrier).
         let first_error: std::sync::Mutex<Option<(usize, RagError)>> = std::sync::Mutex::new(None);
         self.results
-            .par_extend(cases.par_iter().enumerate().with_min_len(64).map(|(i, c)| {
+            .par_extend(cases.par_iter().enumerate().with_max_len(16).map(|(i, c)| {
                 let scored = LEXICAL.with(|lex| {
                     let mut lex = lex.borrow_mut();
                     lex.reset();
