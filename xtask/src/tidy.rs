@@ -37,7 +37,7 @@ const MAX_LINES: usize = 1500;
 /// under [`MAX_LINES`] must be removed.
 const LONG_FILES: &[(&str, usize)] = &[
     // rag's case flow, option parsing and report assembly (the reference's one module).
-    ("crates/retrieval-metrics/src/rag/mod.rs", 1750),
+    ("crates/retrieval-metrics/src/rag/mod.rs", 1700),
 ];
 
 /// The only files that may contain `unsafe` or `allow(unsafe_code)` (ARCHITECTURE.md,

@@ -1,0 +1,148 @@
+//! Tests of the lexical scorer's bitmap coverage and of `RagRun` (batches, windows, errors).
+
+use super::{Lexical, MARK_IDS, Options, RagError, RagRun, Scorer, coverage_slices};
+
+/// The `--json` report of more cases than a rendering window (several windows, their
+/// buffers reused) is one valid JSON document whose rows are the cases in order, each
+/// with its own query, and whose notes and failures are the cases' in order.
+#[test]
+fn json_report_across_windows() {
+    let n = 2 * 2048 + 700;
+    let cases: Vec<String> = (0..n)
+        .map(|i| {
+            let rel = if i % 3 == 0 { "x" } else { "d0" };
+            format!(
+                r#"{{"query": "q{i} \"quoted\" {}", "retrieved": ["d0", "d1"], "relevant": ["{rel}"]}}"#,
+                "w".repeat(i % 40)
+            )
+        })
+        .collect();
+    let raw = format!("[{}]", cases.join(","));
+    let parsed = super::parse_cases(&raw, "t").unwrap();
+    let mut run = RagRun::new(&Options::default()).unwrap();
+    run.push(&parsed);
+    let report = run.finish().unwrap();
+    let mut out: Vec<u8> = Vec::new();
+    report.write_json(&mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+    let rows = v["per_case"].as_array().unwrap();
+    assert_eq!(rows.len(), n);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row["index"], i, "row {i}");
+        let want = format!("q{i} \"quoted\" {}", "w".repeat(i % 40));
+        assert_eq!(row["query"], want.as_str(), "row {i}");
+    }
+    // A list of strings in the JSON document.
+    let strings = |key: &str| -> Vec<String> {
+        let list = v[key].as_array().unwrap();
+        list.iter()
+            .map(|f| f.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let failures: Vec<&str> = report.failures().collect();
+    assert_eq!(failures.len(), n.div_ceil(3));
+    assert_eq!(strings("failures"), failures);
+    let notes: Vec<&str> = report.notes().collect();
+    assert_eq!(strings("notes"), notes);
+}
+
+/// A batch is scored in parallel, but the error reported is the first failing case in
+/// input order (as a sequential pass gives), whichever worker met its error first, and
+/// a failed run keeps no results.
+#[test]
+fn first_failing_case_in_input_order_wins() {
+    let text = |bad: &[usize], n: usize| -> String {
+        let cases: Vec<String> = (0..n)
+            .map(|i| {
+                if bad.contains(&i) {
+                    format!(r#"{{"query": "q{i}", "retrieved": "d{i}"}}"#)
+                } else {
+                    format!(r#"{{"query": "q{i}", "retrieved": ["d{i}"], "relevant": ["d{i}"]}}"#)
+                }
+            })
+            .collect();
+        format!("[{}]", cases.join(","))
+    };
+    for bad in [
+        vec![3, 700],
+        vec![700, 3],
+        vec![999],
+        vec![0, 1, 2],
+        vec![511, 512],
+    ] {
+        let raw = text(&bad, 1000);
+        let parsed = super::parse_cases(&raw, "t").unwrap();
+        let first = *bad.iter().min().unwrap();
+        // One batch, and the same cases in batches of 512 (the streaming size).
+        let mut one = RagRun::new(&Options::default()).unwrap();
+        one.push(&parsed);
+        let mut split = RagRun::new(&Options::default()).unwrap();
+        for chunk in parsed.chunks(512) {
+            split.push(chunk);
+        }
+        for run in [one, split] {
+            assert!(run.results.is_empty(), "{bad:?}");
+            match run.finish() {
+                Err(RagError::RetrievedString(i)) => assert_eq!(i, first, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+    // No failure: every case kept, in order.
+    let raw = text(&[], 1000);
+    let parsed = super::parse_cases(&raw, "t").unwrap();
+    let mut run = RagRun::new(&Options::default()).unwrap();
+    run.push(&parsed);
+    let report = run.finish().unwrap();
+    assert!(
+        report
+            .per_case
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.index == i)
+    );
+    assert_eq!(report.per_case.len(), 1000);
+}
+
+/// The bitmap path of `Lexical::coverage` equals the merge intersection, for left sets
+/// inside and beyond the bitmap's id range, with the left set reused and changed, and
+/// across `reset` (slots are renumbered per case).
+#[test]
+fn bitmap_coverage_equals_merge() {
+    let mut lex = Lexical::default();
+    // Enough distinct words that later ones get ids past the bitmap.
+    let words: Vec<String> = (0..MARK_IDS as usize + 500)
+        .map(|i| format!("w{i}x"))
+        .collect();
+    let far = words[words.len() - 500..].join(" ");
+    lex.prepare(&words[..MARK_IDS as usize].join(" "));
+    for round in 0..3 {
+        lex.reset();
+        let texts = [
+            "w1x w2x w3x w4x".to_string(),
+            "w3x w4x w5x".to_string(),
+            format!("w2x {far}"),
+            "w9x w1x".to_string(),
+            String::new(),
+            far.clone(),
+        ];
+        let handles: Vec<usize> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 2 == 0 {
+                    lex.prepare(t)
+                } else {
+                    lex.prepare_passage(t)
+                }
+            })
+            .collect();
+        for &l in &handles {
+            for &r in &handles {
+                let want = coverage_slices(lex.slice(lex.slots[l]), lex.slice(lex.slots[r]));
+                let got = lex.score_h(l, r).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "round {round} {l} {r}");
+            }
+        }
+    }
+}
