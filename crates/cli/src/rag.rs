@@ -303,7 +303,10 @@ impl Stop {
     }
 }
 
-/// `--embed-batch/--embed-timeout/--embed-retries/--embed-backoff-ms`, validated.
+/// `--embed-batch/--embed-timeout/--embed-retries/--embed-backoff-ms`, validated. Without
+/// the `embed-http` feature they are still validated (a bad value is the same usage error
+/// either way) but only the timeout is read.
+#[cfg_attr(not(feature = "embed-http"), allow(dead_code))]
 struct EmbedLimits {
     batch: u64,
     timeout: Duration,
