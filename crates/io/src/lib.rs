@@ -8,6 +8,7 @@
 //! | [`provenance`] | a report's inputs (size, blake3) and date (`$SOURCE_DATE_EPOCH` or the clock) | always |
 //! | [`input`] | opening inputs (`-` = stdin) with one-line errors that say what a path is; inputs are noted for [`output`] | `process` |
 //! | [`output`] | every write: never over an input, atomic (temporary file + rename), devices and pipes in place, one file per output | `process` |
+//! | [`memory`] | transparent huge pages off for the rest of the process (`rag`: its heap is large and touched once) | `process` |
 //! | [`signals`] | cleanup on SIGINT/SIGTERM/SIGHUP: registered process groups killed, temporary files removed | `process` |
 //! | [`child`] | [`child::LineChild`], `sh -c COMMAND` in its own process group spoken to one line at a time | `process` |
 //! | [`progress`] | indicatif bars on stderr (only on a terminal, or `ROUTEVAL_PROGRESS=always`) implementing [`routeval_core::Progress`] | `progress` |
@@ -27,6 +28,8 @@ pub mod provenance;
 pub mod child;
 #[cfg(feature = "process")]
 pub mod input;
+#[cfg(feature = "process")]
+pub mod memory;
 #[cfg(feature = "process")]
 pub mod output;
 #[cfg(feature = "process")]
