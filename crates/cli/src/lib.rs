@@ -106,10 +106,7 @@ pub fn main() -> ExitCode {
     let result: common::CmdResult = match cli.command {
         Command::Trec(args) => trec::run(args),
         Command::Compare(args) => compare::run(args),
-        Command::Rag(args) => {
-            routeval_io::memory::transparent_huge_pages_off();
-            rag::run(args)
-        }
+        Command::Rag(args) => rag::run(args),
         Command::Route(args) => route::run(args),
         Command::Filter(args) => filter::run(args),
         Command::Crb(args) => crb::run(args),

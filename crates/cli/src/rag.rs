@@ -276,6 +276,11 @@ pub(crate) fn run(cmd: RagCmd) -> CmdResult {
         println!("{PROG} {}", env!("CARGO_PKG_VERSION"));
         return Ok(0);
     }
+    // Huge pages off for this process (its heap is large and touched once:
+    // `routeval_io::memory`), but not when an `--embed-cmd` child would inherit it.
+    if args.embed_cmd.is_none() {
+        routeval_io::memory::transparent_huge_pages_off();
+    }
     match Plan::from_args(&args) {
         Ok(plan) => match &plan.trec_files {
             Some((qrels, run)) => run_trec(&args, &plan, qrels, run),

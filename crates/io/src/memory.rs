@@ -13,7 +13,7 @@
 /// unchanged. `trec` moved between −17 % and +6 % from minute to minute (no
 /// clear gain: its arrays are dense)
 /// and `crb eval` was 12 % slower without huge pages (its tokenizer tables are read at
-/// random), so only `rag` calls this.
+/// random), so only `rag` calls this (and not with `--embed-cmd`, whose child would inherit it).
 ///
 /// Returns whether the setting took effect (false off Linux, or when the kernel refused it);
 /// either way the results are the same, only speed and memory differ.

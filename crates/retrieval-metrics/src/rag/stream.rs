@@ -88,6 +88,10 @@ pub fn stream_evaluate(
             }
             (parsed, not_object)
         });
+        // The receiver is moved in here, so a panic below drops it while unwinding and the
+        // parser's blocked `send` fails instead of waiting forever (the scope joins the
+        // parser before the panic goes on).
+        let rx = rx;
         progress.stage(&format!("scoring cases of {origin}"), None, Unit::Items);
         let mut first = true;
         for (batch, end) in rx.iter() {
@@ -128,6 +132,33 @@ mod tests {
     use super::*;
     use crate::rag::{evaluate, parse_cases};
     use routeval_core::progress::NoProgress;
+
+    /// A panic while the batches are scored (here: the progress sink, after the first batch)
+    /// ends the call with that panic while the parser is still ahead: it does not leave the
+    /// parser blocked on its full channel and the call waiting for it forever.
+    #[test]
+    fn a_panic_while_scoring_does_not_hang() {
+        struct Panics;
+        impl Progress for Panics {
+            fn advance(&self, _: u64) {
+                panic!("progress sink failed");
+            }
+        }
+        let case =
+            r#"{"query": "q w", "retrieved": [{"id": "d", "text": "w x"}], "relevant": ["d"]}"#;
+        let text = format!("[{}]", vec![case; 20 * BATCH].join(","));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(|| {
+                stream_evaluate(&text, "t", &Options::default(), &Panics, &|_| {})
+            });
+            let _ = done_tx.send(r.is_err());
+        });
+        let panicked = done_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("stream_evaluate hung after a panic");
+        assert!(panicked);
+    }
 
     /// The streamed report equals the whole-array one, and `consumed` hears, once per batch
     /// and in increasing order, offsets in the (unstripped) text just past a case: the last
