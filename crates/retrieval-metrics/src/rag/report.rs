@@ -134,9 +134,9 @@ impl CaseResult {
     }
 
     /// This case's `to_dict()` row as JSON, indented by `ind` spaces. `threshold` is the
-    /// text of a threshold written before (`json_float`), used when it is this case's
-    /// (a report's cases share theirs), so each row does not format it again.
-    fn write_json(&self, out: &mut String, ind: usize, threshold: Option<(f64, &str)>) {
+    /// report's threshold with its text (`json_float`), written when it is this case's (a
+    /// report's cases share theirs), so each row does not format it again.
+    fn write_json(&self, out: &mut String, ind: usize, threshold: (f64, &str)) {
         // Written straight into `out` (no text per field): this runs once per case, and the
         // per-case rows are most of a large report. Keys and metric names are plain
         // identifiers, written without the escape check.
@@ -196,9 +196,11 @@ impl CaseResult {
         int(out, self.k);
         out.push_str(",\n");
         key(out, f, "threshold");
-        match threshold {
-            Some((t, text)) if t.to_bits() == self.threshold.to_bits() => out.push_str(text),
-            _ => out.push_str(&json_float(self.threshold)),
+        let (t, text) = threshold;
+        if t.to_bits() == self.threshold.to_bits() {
+            out.push_str(text);
+        } else {
+            out.push_str(&json_float(self.threshold));
         }
         out.push_str(",\n");
         key(out, f, "n_retrieved");
@@ -862,6 +864,7 @@ impl RagReport {
             const WINDOW: usize = 2048;
             let n = self.per_case.len();
             let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+            let t_text = json_float(self.threshold);
             let render = |wi: usize, window: &[CaseResult]| -> Vec<String> {
                 let base = wi * WINDOW;
                 window
@@ -871,11 +874,9 @@ impl RagReport {
                         let reused = spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
                         let mut part = reused.unwrap_or_default();
                         part.reserve(chunk.len() * 640);
-                        let t = chunk.first().map_or(0.0, |c| c.threshold);
-                        let t_text = json_float(t);
                         for (j, c) in chunk.iter().enumerate() {
                             part.push_str("    ");
-                            c.write_json(&mut part, 4, Some((t, &t_text)));
+                            c.write_json(&mut part, 4, (self.threshold, &t_text));
                             if base + ci * (WINDOW / 4) + j + 1 < n {
                                 part.push(',');
                             }
