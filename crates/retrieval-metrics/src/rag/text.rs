@@ -181,6 +181,45 @@ pub fn is_stopword(t: &str) -> bool {
     )
 }
 
+/// ASCII bytes that are word characters (`[A-Za-z0-9_]`, as [`is_word_char`] says).
+static ASCII_WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// The interner's key of the ASCII word `bytes[start..start + len]` (`len` ≤ 16) lowercased:
+/// its bytes packed little-endian, the rest zero. Where 16 bytes can be read from `start`,
+/// they are read at once and lowercased a word at a time (every byte is below 0x80, so adding
+/// to one byte never carries into the next).
+#[inline]
+fn ascii_lower_key(bytes: &[u8], start: usize, len: usize) -> u128 {
+    debug_assert!(len <= 16 && bytes[start..start + len].is_ascii());
+    const ONES: u128 = u128::MAX / 255;
+    if let Some(chunk) = bytes.get(start..start + 16) {
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(chunk);
+        let keep = if len == 16 {
+            u128::MAX
+        } else {
+            (1u128 << (8 * len)) - 1
+        };
+        let x = u128::from_le_bytes(raw) & keep;
+        // Per byte: at least b'A' (+0x3F reaches 0x80) and at most b'Z' (+0x25 stays below).
+        let upper = (x + ONES * 0x3F) & !(x + ONES * 0x25) & (ONES * 0x80);
+        return x | (upper >> 2);
+    }
+    let mut key = 0u128;
+    for (j, &b) in bytes[start..start + len].iter().enumerate() {
+        key |= u128::from(b.to_ascii_lowercase()) << (8 * j);
+    }
+    key
+}
+
 /// Call `f` with every token of `text` in order (before stopword removal and
 /// de-duplication): words (runs of [`is_word_char`]) casefolded, and a word holding any CJK
 /// character split into single characters each carrying its following Mn/Mc marks.
@@ -341,19 +380,28 @@ impl Interner {
         self.next == 0
     }
 
+    /// The id of the token whose `len` (≤ 16) bytes are packed little-endian in `key`, the
+    /// rest zero.
+    #[inline]
+    fn small_id(&mut self, key: u128, len: usize) -> u32 {
+        let next = self.next;
+        let id = *self.small.entry(key).or_insert(next);
+        if id == next {
+            self.next += 1;
+            // The key holds a token's bytes, which are UTF-8.
+            let k = key.to_le_bytes();
+            let s = std::str::from_utf8(&k[..len]).unwrap_or_default();
+            self.stop.push(is_stopword(s));
+        }
+        id
+    }
+
     fn id(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
         if b.len() <= 16 {
             let mut k = [0u8; 16];
             k[..b.len()].copy_from_slice(b);
-            let key = u128::from_le_bytes(k);
-            let next = self.next;
-            let id = *self.small.entry(key).or_insert(next);
-            if id == next {
-                self.next += 1;
-                self.stop.push(is_stopword(s));
-            }
-            return id;
+            return self.small_id(u128::from_le_bytes(k), b.len());
         }
         if let Some(&i) = self.map.get(s) {
             return i;
@@ -378,10 +426,46 @@ impl Interner {
         let mut buf = std::mem::take(&mut self.buf);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        for_each_token(text, &mut buf, |t| {
-            let id = self.id(t);
+        // ASCII words go straight from the text to their key (lowercased on the way); at
+        // the first non-ASCII byte the rest of the text, from the start of the word or gap
+        // it is in, goes to the general tokenizer (a word starts after a non-word character,
+        // so the tokens are those of one pass over the whole text).
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let rest = loop {
+            while i < bytes.len() && bytes[i] < 0x80 && !ASCII_WORD[bytes[i] as usize] {
+                i += 1;
+            }
+            if i == bytes.len() {
+                break None;
+            }
+            if bytes[i] >= 0x80 {
+                break Some(i);
+            }
+            let start = i;
+            while i < bytes.len() && ASCII_WORD[bytes[i] as usize] {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] >= 0x80 {
+                break Some(start);
+            }
+            let word = &bytes[start..i];
+            let id = if word.len() <= 16 {
+                self.small_id(ascii_lower_key(bytes, start, word.len()), word.len())
+            } else {
+                buf.clear();
+                buf.push_str(&text[start..i]);
+                buf.make_ascii_lowercase();
+                self.id(&buf)
+            };
             scratch.push(id);
-        });
+        };
+        if let Some(at) = rest {
+            for_each_token(&text[at..], &mut buf, |t| {
+                let id = self.id(t);
+                scratch.push(id);
+            });
+        }
         let stop = &self.stop;
         let any_content = scratch.iter().any(|&id| !stop[id as usize]);
         if any_content {
@@ -551,6 +635,45 @@ mod tests {
         assert_eq!(toks("Straße STRASSE"), vec!["strasse"]);
         assert_eq!(toks("x² ½"), vec!["x²", "½"]);
         assert_eq!(toks("か\u{3099}"), vec!["か\u{3099}"]);
+    }
+
+    #[test]
+    fn ascii_keys_are_lowercased_bytes() {
+        let text = b"@ABZ[`az{_09 Hello WORLD0123456789abcdef";
+        for start in 0..text.len() {
+            for len in 0..=16.min(text.len() - start) {
+                let mut want = [0u8; 16];
+                for j in 0..len {
+                    want[j] = text[start + j].to_ascii_lowercase();
+                }
+                assert_eq!(
+                    ascii_lower_key(text, start, len),
+                    u128::from_le_bytes(want),
+                    "{start} {len}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The interner's token sets (its ASCII fast path included) are `tokenize`'s.
+        #[test]
+        fn interned_sets_are_tokenize_sets(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "the", "Reset", "PASSWORD", "a", " ", "  ", ".", "_x", "9", "é", "Straße",
+                "中文", "か\u{3099}", "\u{300}", "x²", "-", "abcdefghijklmnopq",
+                "ABCDEFGHIJKLMNOP", "Üniversität", "\n", "İ", "ǅ", "ﬁ", "ok",
+            ]), 0..24)
+        ) {
+            let text: String = parts.concat();
+            let mut interner = Interner::default();
+            // Intern a few words first, so ids are not simply in order of appearance.
+            interner.tokenize("password ok straße");
+            let got = interner.tokenize(&text);
+            let mut want: Vec<u32> = tokenize(&text).tokens().iter().map(|t| interner.id(t)).collect();
+            want.sort_unstable();
+            proptest::prop_assert_eq!(got.ids(), &want[..], "{:?}", text);
+        }
     }
 
     #[test]
