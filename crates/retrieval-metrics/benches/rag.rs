@@ -43,6 +43,12 @@ fn id_cases(n: usize) -> String {
 }
 
 fn text_cases(n: usize) -> String {
+    text_cases_with(n, false)
+}
+
+/// Text cases; with `distinct`, every passage carries its own number, so a run of `n` cases
+/// has `10 n` distinct passages (the passage cache is then megabytes, as in a large run).
+fn text_cases_with(n: usize, distinct: bool) -> String {
     let words = [
         "account", "password", "reset", "billing", "plan", "cancel", "the", "your", "token",
         "server", "invoice", "refund",
@@ -60,8 +66,13 @@ fn text_cases(n: usize) -> String {
         }
         let retrieved: Vec<String> = (0..10)
             .map(|d| {
+                let tag = if distinct {
+                    format!(" n{}", q * 10 + d)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{{\"id\": \"d{d}\", \"text\": \"{}. {}.\"}}",
+                    "{{\"id\": \"d{d}\", \"text\": \"{}. {}{tag}.\"}}",
                     sent(q + d, 9),
                     sent(q * 3 + d, 12)
                 )
@@ -99,6 +110,21 @@ fn bench(c: &mut Criterion) {
     c.bench_function("rag/tokenize_passage", |b| {
         b.iter(|| text::tokenize(black_box(passage)))
     });
+    let mut interner = text::Interner::default();
+    let mut out: Vec<u32> = Vec::new();
+    c.bench_function("rag/intern_passage", |b| {
+        b.iter(|| {
+            out.clear();
+            interner.tokenize_into(black_box(passage), &mut out)
+        })
+    });
+    let ascii = "Monitor is you to of storage for report credit for. File a price setting you is latency token.";
+    c.bench_function("rag/intern_ascii_passage", |b| {
+        b.iter(|| {
+            out.clear();
+            interner.tokenize_into(black_box(ascii), &mut out)
+        })
+    });
     c.bench_function("rag/split_sentences", |b| {
         b.iter(|| text::split_sentences(black_box(passage)))
     });
@@ -121,6 +147,13 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("rag/evaluate_1000_text_cases", |b| {
         b.iter(|| evaluate(black_box(&text_parsed), &opts, None).unwrap())
+    });
+    // 200,000 distinct passages: the passage cache's table (about 12 MB per thread) misses
+    // the processor's caches, which `prepare_passages` touches ahead of its lookups.
+    let distinct = text_cases_with(20_000, true);
+    let distinct_parsed = parse_cases(&distinct, "bench").unwrap();
+    c.bench_function("rag/evaluate_20000_text_cases_distinct_passages", |b| {
+        b.iter(|| evaluate(black_box(&distinct_parsed), &opts, None).unwrap())
     });
     let report = evaluate(&text_parsed, &opts, None).unwrap();
     c.bench_function("rag/to_json_1000_cases", |b| {

@@ -33,6 +33,7 @@ pub mod text;
 
 mod case;
 pub mod compare;
+mod lexical;
 mod report;
 mod stream;
 mod trec_input;
@@ -45,6 +46,7 @@ pub use stream::stream_evaluate;
 pub use trec_input::cases_from_trec;
 
 use case::{as_gains, as_item, non_blank, query_text};
+use lexical::LEXICAL;
 use ndarray::Array2;
 use pyfmt::{fmt_g, pct0, repr_str, shorten};
 use rayon::prelude::*;
@@ -473,6 +475,10 @@ trait Scorer {
     fn prepare_passage(&mut self, text: &str) -> usize {
         self.prepare(text)
     }
+    /// [`Scorer::prepare_passage`] of each of `texts`, in order: their handles.
+    fn prepare_passages(&mut self, texts: &[&str]) -> Vec<usize> {
+        texts.iter().map(|t| self.prepare_passage(t)).collect()
+    }
     fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError>;
 }
 
@@ -491,235 +497,11 @@ impl TokenCache {
     }
 }
 
-/// Where a prepared token set lives: `(cached, start, len)` in [`Lexical::cache_ids`] or
-/// [`Lexical::case_ids`].
-type Slot = (bool, usize, usize);
-
-/// One entry of the run-wide passage cache: the high 64 bits of the passage's XXH3-128 hash
-/// (the map key is the low 64 bits, so an entry is identified by all 128 bits) and its id
-/// range in [`Lexical::cache_ids`].
-#[derive(Clone, Copy)]
-struct CachedPassage {
-    check: u64,
-    ids: (u32, u32),
-}
-
-/// Token ids one thread's passage cache may hold before it is emptied (4 bytes each).
-const PASSAGE_CACHE_IDS: usize = 8 << 20;
-
-/// Token ids below this are counted through [`Lexical::mark`] (a bitmap of 8 KiB).
-const MARK_IDS: u32 = 1 << 16;
-
-/// Lexical similarity state of one worker thread. Token ids come from the thread's
-/// [`text::Interner`], kept for the whole run (until it grows past 2^20 tokens), so token
-/// sets of retrieved passages, which recur across cases, are computed once per thread and
-/// kept in a run-wide cache (key: the passage's 128-bit XXH3 hash).
-///
-/// `score_h` compares one left set (a sentence, a query) with many right sets (the
-/// passages) in a row, so the left set is kept as a bitmap over token ids (`mark`, for sets
-/// whose ids are all below [`MARK_IDS`]; the interner numbers tokens in order of first
-/// sight, so common words have small ids) and each right set is counted against it.
-struct Lexical {
-    interner: text::Interner,
-    sets: FxHashMap<String, text::IdSet>,
-    slots: Vec<Slot>,
-    case_ids: Vec<u32>,
-    cache: FxHashMap<u64, CachedPassage>,
-    cache_ids: Vec<u32>,
-    mark: Box<[u64]>,
-    /// The slot whose ids are set in `mark`, and whether all of them fitted.
-    marked: Option<(usize, bool)>,
-}
-
-impl Default for Lexical {
-    fn default() -> Self {
-        Lexical {
-            interner: text::Interner::default(),
-            sets: FxHashMap::default(),
-            slots: Vec::new(),
-            case_ids: Vec::new(),
-            cache: FxHashMap::default(),
-            // Reserved once at its cap (virtual memory: pages are touched only as ids are
-            // stored), so the arena never reallocates and copies itself as it grows.
-            cache_ids: Vec::with_capacity(PASSAGE_CACHE_IDS + (1 << 16)),
-            mark: vec![0u64; (MARK_IDS / 64) as usize].into_boxed_slice(),
-            marked: None,
-        }
-    }
-}
-
-thread_local! {
-    static LEXICAL: std::cell::RefCell<Lexical> = std::cell::RefCell::new(Lexical::default());
-}
-
-impl Lexical {
-    fn reset(&mut self) {
-        // First: the marked slot's ids must still be where the slot says.
-        self.unmark();
-        if self.interner.len() > 1 << 20 {
-            self.interner.clear();
-            self.clear_cache();
-        } else if self.cache_ids.len() > PASSAGE_CACHE_IDS {
-            self.clear_cache();
-        }
-        self.sets.clear();
-        self.slots.clear();
-        self.case_ids.clear();
-    }
-    /// Clear the bits of the marked slot (before its ids change or the slot is reused).
-    fn unmark(&mut self) {
-        if let Some((slot, _)) = self.marked.take() {
-            let (cached, start, len) = self.slots[slot];
-            let ids = if cached {
-                &self.cache_ids[start..start + len]
-            } else {
-                &self.case_ids[start..start + len]
-            };
-            for &id in ids {
-                if id < MARK_IDS {
-                    self.mark[(id / 64) as usize] &= !(1u64 << (id % 64));
-                }
-            }
-        }
-    }
-    /// `|left ∩ right| / |left|` of two prepared slots (0 for an empty left), as
-    /// [`coverage_slices`]: through the bitmap when `left` fits in it.
-    fn coverage(&mut self, left: usize, right: usize) -> f64 {
-        if self.marked.map(|(s, _)| s) != Some(left) {
-            self.unmark();
-            let (cached, start, len) = self.slots[left];
-            let ids = if cached {
-                &self.cache_ids[start..start + len]
-            } else {
-                &self.case_ids[start..start + len]
-            };
-            let mut fits = true;
-            for &id in ids {
-                if id < MARK_IDS {
-                    self.mark[(id / 64) as usize] |= 1u64 << (id % 64);
-                } else {
-                    fits = false;
-                }
-            }
-            self.marked = Some((left, fits));
-        }
-        let l = self.slice(self.slots[left]);
-        let r = self.slice(self.slots[right]);
-        if l.is_empty() {
-            return 0.0;
-        }
-        if !matches!(self.marked, Some((_, true))) {
-            return coverage_slices(l, r);
-        }
-        // Both are sets (sorted, distinct), so the right ids found in the left set count
-        // the intersection.
-        let mut n = 0usize;
-        for &id in r {
-            if id < MARK_IDS {
-                n += ((self.mark[(id / 64) as usize] >> (id % 64)) & 1) as usize;
-            }
-        }
-        n as f64 / l.len() as f64
-    }
-    fn clear_cache(&mut self) {
-        self.cache.clear();
-        self.cache_ids.clear();
-    }
-    fn ensure(&mut self, s: &str) {
-        if !self.sets.contains_key(s) {
-            let set = self.interner.tokenize(s);
-            self.sets.insert(s.to_string(), set);
-        }
-    }
-    fn slice(&self, slot: Slot) -> &[u32] {
-        let (cached, start, len) = slot;
-        if cached {
-            &self.cache_ids[start..start + len]
-        } else {
-            &self.case_ids[start..start + len]
-        }
-    }
-}
-
 /// A 64-bit fingerprint of an id (FxHash): equal ids have equal fingerprints, so comparing
 /// fingerprints first skips most full comparisons.
 fn id_fingerprint(id: &IdKey<'_>) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
     BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
-}
-
-/// The passage cache's key and check: the two halves of the text's XXH3-128 hash.
-fn passage_hash(s: &str) -> (u64, u64) {
-    let h = twox_hash::XxHash3_128::oneshot(s.as_bytes());
-    (h as u64, (h >> 64) as u64)
-}
-
-fn coverage_slices(left: &[u32], right: &[u32]) -> f64 {
-    if left.is_empty() {
-        return 0.0;
-    }
-    text::sorted_intersection_len(left, right) as f64 / left.len() as f64
-}
-
-impl Scorer for Lexical {
-    fn embeddings(&self) -> bool {
-        false
-    }
-    fn score(&mut self, left: &str, right: &str) -> Result<f64, RagError> {
-        if left.is_empty() || right.is_empty() {
-            return Ok(0.0);
-        }
-        self.ensure(left);
-        self.ensure(right);
-        Ok(text::coverage_ids(&self.sets[left], &self.sets[right]))
-    }
-    fn weight(&mut self, sentence: &str) -> usize {
-        self.ensure(sentence);
-        self.sets[sentence].len()
-    }
-    fn prepare(&mut self, text: &str) -> usize {
-        // An empty text tokenizes to the empty set, which scores 0 on either side, as
-        // `score`'s early return does.
-        let start = self.case_ids.len();
-        match self.sets.get(text) {
-            Some(set) => self.case_ids.extend_from_slice(set.ids()),
-            None => {
-                self.interner.tokenize_into(text, &mut self.case_ids);
-            }
-        }
-        self.slots.push((false, start, self.case_ids.len() - start));
-        self.slots.len() - 1
-    }
-    fn prepare_passage(&mut self, text: &str) -> usize {
-        let (h, check) = passage_hash(text);
-        match self.cache.get(&h) {
-            Some(e) if e.check == check => {
-                let (start, end) = (e.ids.0 as usize, e.ids.1 as usize);
-                self.slots.push((true, start, end - start));
-                return self.slots.len() - 1;
-            }
-            // A collision of the first hash with another passage: no caching.
-            Some(_) => return self.prepare(text),
-            None => {}
-        }
-        let start = self.cache_ids.len();
-        self.interner.tokenize_into(text, &mut self.cache_ids);
-        let end = self.cache_ids.len();
-        if let (Ok(s32), Ok(e32)) = (u32::try_from(start), u32::try_from(end)) {
-            self.cache.insert(
-                h,
-                CachedPassage {
-                    check,
-                    ids: (s32, e32),
-                },
-            );
-        }
-        self.slots.push((true, start, end - start));
-        self.slots.len() - 1
-    }
-    fn score_h(&mut self, left: usize, right: usize) -> Result<f64, RagError> {
-        Ok(self.coverage(left, right))
-    }
 }
 
 struct EmbedCache<'e> {
@@ -1436,8 +1218,8 @@ fn evaluate_one<S: Scorer>(
         r.estimated = true;
         let mut gains = Vec::with_capacity(texts.len());
         let qh = sim.prepare(&r.query);
-        for text in &texts {
-            let th = sim.prepare_passage(text);
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        for th in sim.prepare_passages(&refs) {
             let s = sim.score_h(qh, th)?;
             gains.push(if s >= t { 1.0 } else { 0.0 });
         }
@@ -1615,7 +1397,7 @@ fn groundedness<S: Scorer>(
     }
     let mut supported = 0.0;
     let mut used: Vec<usize> = Vec::new();
-    let handles: Vec<usize> = passages.iter().map(|p| sim.prepare_passage(p)).collect();
+    let handles: Vec<usize> = sim.prepare_passages(passages);
     for (si, sentence) in sentences.iter().enumerate() {
         let mut best: Option<usize> = None;
         let mut best_score = 0.0;

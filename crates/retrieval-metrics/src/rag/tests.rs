@@ -1,6 +1,7 @@
 //! Tests of the lexical scorer's bitmap coverage and of `RagRun` (batches, windows, errors).
 
-use super::{Lexical, MARK_IDS, Options, RagError, RagRun, Scorer, coverage_slices};
+use super::lexical::{CachedPassage, Lexical, MARK_IDS, PassageTable, coverage_slices};
+use super::{Options, RagError, RagRun, Scorer};
 
 /// The `--json` report of more cases than a rendering window (several windows, their
 /// buffers reused) is one valid JSON document whose rows are the cases in order, each
@@ -144,5 +145,62 @@ fn bitmap_coverage_equals_merge() {
                 assert_eq!(got.to_bits(), want.to_bits(), "round {round} {l} {r}");
             }
         }
+    }
+}
+
+/// The passage table finds every key it was given across its growth (keys sharing a home
+/// slot included), never a key it was not given, and nothing after `clear`.
+#[test]
+fn passage_table_finds_its_keys() {
+    let mut t = PassageTable::new();
+    // Every seventh key is a multiple of 2^11 (with the free-slot bit): while the table has
+    // at most 1,024 slots these share one home slot and probe past each other; the others
+    // are spread.
+    let keys: Vec<u64> = (0..5000u64)
+        .map(|i| {
+            if i % 7 == 0 {
+                (i << 11) | 1
+            } else {
+                i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+            }
+        })
+        .collect();
+    for (i, &key) in keys.iter().enumerate() {
+        assert!(t.get(key).is_none(), "key {i} before insert");
+        t.insert(CachedPassage {
+            key,
+            check: i as u64,
+            ids: (i as u32, i as u32 + 1),
+        });
+        t.touch(&keys[..=i]);
+    }
+    assert!(t.slots.len() >= 2 * keys.len());
+    for (i, &key) in keys.iter().enumerate() {
+        let e = t.get(key).expect("inserted");
+        assert_eq!((e.check, e.ids), (i as u64, (i as u32, i as u32 + 1)));
+    }
+    assert!(t.get(0x1234_5678 << 1 | 1).is_none());
+    t.clear();
+    assert!(keys.iter().all(|&k| t.get(k).is_none()));
+}
+
+/// `prepare_passages` gives each passage the token set `prepare` gives it, whether the
+/// passage is new, cached, or repeated within the call.
+#[test]
+fn batched_passages_are_prepared_as_single_ones() {
+    let mut lex = Lexical::default();
+    let texts = [
+        "Reset the password.",
+        "Billing cluster node",
+        "Reset the password.",
+        "",
+    ];
+    let first = lex.prepare_passages(&texts);
+    let again = lex.prepare_passages(&texts);
+    let single: Vec<usize> = texts.iter().map(|t| lex.prepare(t)).collect();
+    for ((a, b), c) in first.iter().zip(&again).zip(&single) {
+        let want = lex.slice(lex.slots[*c]).to_vec();
+        assert_eq!(lex.slice(lex.slots[*a]), &want[..]);
+        assert_eq!(lex.slice(lex.slots[*b]), &want[..]);
     }
 }
