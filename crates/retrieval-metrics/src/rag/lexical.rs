@@ -26,7 +26,7 @@ pub(super) struct CachedPassage {
 /// the run's time.
 pub(super) struct PassageTable {
     pub(super) slots: Vec<CachedPassage>,
-    len: usize,
+    pub(super) len: usize,
 }
 
 impl PassageTable {
@@ -95,6 +95,10 @@ impl PassageTable {
 /// Token ids one thread's passage cache may hold before it is emptied (4 bytes each).
 const PASSAGE_CACHE_IDS: usize = 8 << 20;
 
+/// Passages one thread's passage cache may hold before it is emptied (passages without a
+/// token add an entry but no ids, so the id cap alone would not bound the table).
+pub(super) const PASSAGE_CACHE_ENTRIES: usize = 1 << 20;
+
 /// Token ids below this are counted through [`Lexical::mark`] (a bitmap of 8 KiB).
 pub(super) const MARK_IDS: u32 = 1 << 16;
 
@@ -112,7 +116,7 @@ pub(super) struct Lexical {
     sets: FxHashMap<String, text::IdSet>,
     pub(super) slots: Vec<Slot>,
     case_ids: Vec<u32>,
-    cache: PassageTable,
+    pub(super) cache: PassageTable,
     cache_ids: Vec<u32>,
     mark: Box<[u64]>,
     /// The slot whose ids are set in `mark`, and whether all of them fitted.
@@ -147,7 +151,8 @@ impl Lexical {
         if self.interner.len() > 1 << 20 {
             self.interner.clear();
             self.clear_cache();
-        } else if self.cache_ids.len() > PASSAGE_CACHE_IDS {
+        } else if self.cache_ids.len() > PASSAGE_CACHE_IDS || self.cache.len > PASSAGE_CACHE_ENTRIES
+        {
             self.clear_cache();
         }
         self.sets.clear();

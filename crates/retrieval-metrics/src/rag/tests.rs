@@ -1,6 +1,8 @@
 //! Tests of the lexical scorer's bitmap coverage and of `RagRun` (batches, windows, errors).
 
-use super::lexical::{CachedPassage, Lexical, MARK_IDS, PassageTable, coverage_slices};
+use super::lexical::{
+    CachedPassage, Lexical, MARK_IDS, PASSAGE_CACHE_ENTRIES, PassageTable, coverage_slices,
+};
 use super::{Options, RagError, RagRun, Scorer};
 
 /// The `--json` report of more cases than a rendering window (several windows, their
@@ -203,4 +205,26 @@ fn batched_passages_are_prepared_as_single_ones() {
         assert_eq!(lex.slice(lex.slots[*a]), &want[..]);
         assert_eq!(lex.slice(lex.slots[*b]), &want[..]);
     }
+}
+
+/// Passages without a token take no room in the id arena, so the cache is also emptied by
+/// its number of entries.
+#[test]
+fn passage_cache_is_bounded_by_entries() {
+    let mut lex = Lexical::default();
+    // Distinct passages of punctuation only (i written in base 4 with `!?.,`): no tokens.
+    let text = |mut i: usize| {
+        let mut t = String::from("-");
+        while i > 0 {
+            t.push(['!', '?', '.', ','][i % 4]);
+            i /= 4;
+        }
+        t
+    };
+    for i in 0..=PASSAGE_CACHE_ENTRIES {
+        lex.prepare_passage(&text(i));
+    }
+    assert_eq!(lex.cache.len, PASSAGE_CACHE_ENTRIES + 1);
+    lex.reset();
+    assert_eq!(lex.cache.len, 0);
 }
