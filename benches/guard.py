@@ -8,7 +8,9 @@ with their Python references, in one command.
 
 For each benchmark the guard runs routeval RUNS times (median) and the reference REF_RUNS times
 (median), measures wall time, CPU time (user + sys of the whole child process, from wait4) and
-peak RSS (ru_maxrss), checks that both printed the same answer, and prints the ratios
+peak RSS (ru_maxrss; every child is started by a bare ~5 MB spawner process, since a child's
+ru_maxrss also counts the process it was forked from), checks that both printed the same
+answer, and prints the ratios
 reference / routeval. It exits 1 when a wall or CPU ratio falls more than 20 % below the recorded
 one, or routeval's peak RSS grows more than 20 % above the recorded figure (the trec path once grew
 46 % unnoticed); 2 on bad usage or a missing reference; 0 otherwise.
@@ -40,7 +42,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -57,28 +58,73 @@ class Measured:
         self.wall, self.cpu, self.rss_mb, self.out = wall, cpu, rss_mb, out
 
 
-def run(cmd: list[str], timeout: float, env: dict | None = None) -> Measured:
-    """Run CMD with stdout to a temporary file, kill it after TIMEOUT seconds, and return its
-    resource use as wait4 reports it (this child only, not the guard)."""
-    # Both streams go to files: a pipe left unread while we wait could fill and stall the child.
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errf:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=errf, env=env)
-        timer = threading.Timer(timeout, proc.kill)
-        timer.start()
+# The process that starts every measured child. A child's peak RSS as wait4 reports it
+# (ru_maxrss) includes the RSS of the process it was forked from (Linux records the old
+# address space's peak when the child execs), so children started by the guard itself would
+# show the guard's memory, which grows with the outputs it keeps. This spawner is a bare
+# interpreter (-S -I, four stdlib modules, about 5 MB: the floor of every RSS figure) that
+# forks and execs each command, waits for it and reports its resource use.
+SPAWNER = r"""
+import json, os, signal, sys, time
+signal.signal(signal.SIGALRM, lambda *_: os.kill(pid, signal.SIGKILL))
+for line in sys.stdin:
+    req = json.loads(line)
+    out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
         try:
-            _, status, ru = os.wait4(proc.pid, 0)
+            os.dup2(out, 1)
+            os.dup2(err, 2)
+            env = req["env"]
+            if env is None:
+                os.execvp(req["cmd"][0], req["cmd"])
+            os.execvpe(req["cmd"][0], req["cmd"], env)
         finally:
-            timer.cancel()
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        errf.seek(0)
-        err = errf.read().decode(errors="replace")
-        if proc.returncode != 0:
-            sys.exit(f"guard: {' '.join(cmd)} exited {proc.returncode}: {err.strip()[:500]}")
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    return Measured(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, text)
+            os._exit(127)
+    os.close(out)
+    os.close(err)
+    signal.setitimer(signal.ITIMER_REAL, req["timeout"])
+    _, status, ru = os.wait4(pid, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    wall = time.perf_counter() - t0
+    print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss,
+                      "code": os.waitstatus_to_exitcode(status)}), flush=True)
+"""
+
+_spawner: subprocess.Popen | None = None
+
+
+def spawner() -> subprocess.Popen:
+    """The spawner process, started on first use (and ended with the guard: its stdin closes)."""
+    global _spawner
+    if _spawner is None:
+        _spawner = subprocess.Popen([sys.executable, "-S", "-I", "-c", SPAWNER],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return _spawner
+
+
+def run(cmd: list[str], timeout: float, env: dict | None = None) -> Measured:
+    """Run CMD (through the spawner) with stdout and stderr to temporary files, kill it after
+    TIMEOUT seconds, and return its resource use as wait4 reports it (this child only)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+        sp = spawner()
+        sp.stdin.write(json.dumps({"cmd": cmd, "env": env, "out": out_path, "err": err_path,
+                                   "timeout": timeout}) + "\n")
+        sp.stdin.flush()
+        reply = sp.stdout.readline()
+        if not reply:
+            sys.exit("guard: the spawner process ended unexpectedly")
+        r = json.loads(reply)
+        with open(err_path, "rb") as f:
+            err = f.read().decode(errors="replace")
+        if r["code"] != 0:
+            sys.exit(f"guard: {' '.join(cmd)} exited {r['code']}: {err.strip()[:500]}")
+        with open(out_path, "rb") as f:
+            text = f.read().decode(errors="replace")
+    return Measured(r["wall"], r["cpu"], r["rss_kb"] / 1024.0, text)
 
 
 def median_of(cmds: list[list[str]], runs: int, timeout: float, env=None) -> Measured:
