@@ -114,6 +114,8 @@ pub(super) const MARK_IDS: u32 = 1 << 16;
 pub(super) struct Lexical {
     interner: text::Interner,
     sets: FxHashMap<String, text::IdSet>,
+    /// Scratch for [`Scorer::weights`]: the sentences' token ids before stopword removal.
+    raw: Vec<u32>,
     pub(super) slots: Vec<Slot>,
     case_ids: Vec<u32>,
     pub(super) cache: PassageTable,
@@ -128,6 +130,7 @@ impl Default for Lexical {
         Lexical {
             interner: text::Interner::default(),
             sets: FxHashMap::default(),
+            raw: Vec::new(),
             slots: Vec::new(),
             case_ids: Vec::new(),
             cache: PassageTable::new(),
@@ -288,6 +291,30 @@ impl Scorer for Lexical {
     fn weight(&mut self, sentence: &str) -> usize {
         self.ensure(sentence);
         self.sets[sentence].len()
+    }
+    fn weights(&mut self, text: &str, sentences: &[&str]) -> Vec<usize> {
+        // The text's set comes with its sentences' (no token spans a sentence cut: the
+        // proptest `sentence_raw_tokens_make_the_text_set`), so `score` does not tokenize
+        // the text again; only when every sentence is new here (their raw tokens are not kept).
+        if !self.sets.contains_key(text) {
+            let mut raw = std::mem::take(&mut self.raw);
+            raw.clear();
+            let mut all_new = true;
+            for &s in sentences {
+                if self.sets.contains_key(s) {
+                    all_new = false;
+                    continue;
+                }
+                let set = self.interner.tokenize_keeping_raw(s, &mut raw);
+                self.sets.insert(s.to_string(), set);
+            }
+            if all_new {
+                let set = self.interner.set_from_raw(&mut raw);
+                self.sets.insert(text.to_string(), set);
+            }
+            self.raw = raw;
+        }
+        sentences.iter().map(|s| self.weight(s)).collect()
     }
     fn prepare(&mut self, text: &str) -> usize {
         // An empty text tokenizes to the empty set, which scores 0 on either side, as

@@ -470,6 +470,12 @@ trait Scorer {
     fn embeddings(&self) -> bool;
     fn score(&mut self, left: &str, right: &str) -> Result<f64, RagError>;
     fn weight(&mut self, sentence: &str) -> usize;
+    /// [`Scorer::weight`] of each of `sentences`, the sentences of `text`
+    /// (`split_sentences(text)`), in order.
+    fn weights(&mut self, text: &str, sentences: &[&str]) -> Vec<usize> {
+        let _ = text;
+        sentences.iter().map(|s| self.weight(s)).collect()
+    }
     fn prepare(&mut self, text: &str) -> usize;
     /// [`Scorer::prepare`] for a retrieved passage (texts that recur across cases; cached).
     fn prepare_passage(&mut self, text: &str) -> usize {
@@ -1386,7 +1392,11 @@ fn groundedness<S: Scorer>(
     if sentences.is_empty() || passages.is_empty() {
         return Ok((0.0, 0));
     }
-    let mut weights: Vec<f64> = sentences.iter().map(|s| sim.weight(s) as f64).collect();
+    let mut weights: Vec<f64> = sim
+        .weights(answer, &sentences)
+        .into_iter()
+        .map(|w| w as f64)
+        .collect();
     let mut total: f64 = 0.0;
     for w in &weights {
         total += w;

@@ -423,9 +423,55 @@ impl Interner {
     /// Append the sorted, de-duplicated token ids of `text` (the same set as
     /// [`Interner::tokenize`]) to `out`; returns how many were appended.
     pub fn tokenize_into(&mut self, text: &str, out: &mut Vec<u32>) -> usize {
-        let mut buf = std::mem::take(&mut self.buf);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
+        self.raw_ids(text, &mut scratch);
+        let n = self.finish_set(&mut scratch, out);
+        self.scratch = scratch;
+        n
+    }
+
+    /// [`tokenize`](Self::tokenize) that also appends the text's token ids before stopword
+    /// removal and de-duplication (in text order) to `raw`.
+    pub fn tokenize_keeping_raw(&mut self, text: &str, raw: &mut Vec<u32>) -> IdSet {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        self.raw_ids(text, &mut scratch);
+        raw.extend_from_slice(&scratch);
+        let mut ids = Vec::new();
+        self.finish_set(&mut scratch, &mut ids);
+        self.scratch = scratch;
+        IdSet(ids)
+    }
+
+    /// The token set of a text whose token ids before stopword removal are `raw` (as
+    /// [`tokenize_keeping_raw`](Self::tokenize_keeping_raw) collects them; the ids
+    /// of several texts together make the set of their concatenation when no token spans two
+    /// of them). `raw` is left in an unspecified order.
+    pub fn set_from_raw(&self, raw: &mut Vec<u32>) -> IdSet {
+        let mut ids = Vec::new();
+        self.finish_set(raw, &mut ids);
+        IdSet(ids)
+    }
+
+    /// The stopword rule (stopwords dropped unless that leaves nothing), then sorted and
+    /// distinct: `raw` becomes the set, which is appended to `out`; returns its size.
+    fn finish_set(&self, raw: &mut Vec<u32>, out: &mut Vec<u32>) -> usize {
+        let stop = &self.stop;
+        let any_content = raw.iter().any(|&id| !stop[id as usize]);
+        if any_content {
+            raw.retain(|&id| !stop[id as usize]);
+        }
+        raw.sort_unstable();
+        raw.dedup();
+        out.extend_from_slice(raw);
+        raw.len()
+    }
+
+    /// Append the token ids of `text` in text order (before stopword removal and
+    /// de-duplication) to `scratch`.
+    fn raw_ids(&mut self, text: &str, scratch: &mut Vec<u32>) {
+        let mut buf = std::mem::take(&mut self.buf);
         // ASCII words go straight from the text to their key (lowercased on the way); at
         // the first non-ASCII byte the rest of the text, from the start of the word or gap
         // it is in, goes to the general tokenizer (a word starts after a non-word character,
@@ -466,18 +512,7 @@ impl Interner {
                 scratch.push(id);
             });
         }
-        let stop = &self.stop;
-        let any_content = scratch.iter().any(|&id| !stop[id as usize]);
-        if any_content {
-            scratch.retain(|&id| !stop[id as usize]);
-        }
-        scratch.sort_unstable();
-        scratch.dedup();
-        out.extend_from_slice(&scratch);
-        let n = scratch.len();
         self.buf = buf;
-        self.scratch = scratch;
-        n
     }
 }
 
@@ -673,6 +708,29 @@ mod tests {
             let mut want: Vec<u32> = tokenize(&text).tokens().iter().map(|t| interner.id(t)).collect();
             want.sort_unstable();
             proptest::prop_assert_eq!(got.ids(), &want[..], "{:?}", text);
+        }
+    }
+
+    proptest::proptest! {
+        /// The set of a text is the set of its sentences' raw tokens together (no token spans
+        /// a sentence cut), what `Lexical` relies on to skip tokenizing an answer twice.
+        #[test]
+        fn sentence_raw_tokens_make_the_text_set(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "the", "Reset", "a", " ", "\t", ".", ". ", "!", "! ", "?", "? ", "\n", "。",
+                "！", "？", "\u{6d4}", "\u{6d4} ", "\u{964} ", "中文", "\u{300}", "é", "x²",
+                "it", "was", "password", "_", "9", "\u{a0}", "\u{2028}", "\u{1c}", "ok",
+            ]), 0..30)
+        ) {
+            let text: String = parts.concat();
+            let mut interner = Interner::default();
+            let mut raw = Vec::new();
+            for sentence in split_sentences(&text) {
+                interner.tokenize_keeping_raw(sentence, &mut raw);
+            }
+            let joined = interner.set_from_raw(&mut raw);
+            let whole = interner.tokenize(&text);
+            proptest::prop_assert_eq!(joined, whole, "{:?}", text);
         }
     }
 
