@@ -10,9 +10,9 @@
 /// zeroes all of it, however little of it is then used. On the project's 2-core VM, measured
 /// alternately on the 100k benchmarks (`benches/rag.md`): `rag` on passages and answers 5–9 %
 /// less wall time in three A/Bs, peak RSS 8–15 MB lower on both rag files, the ids file's time
-/// unchanged. `trec` moved between −17 % and +6 % from minute to minute (no
-/// clear gain: its arrays are dense)
-/// and `crb eval` was 12 % slower without huge pages (its tokenizer tables are read at
+/// unchanged. `trec` moved between −17 % and +6 % from minute to minute (no clear gain: its
+/// arrays are dense; 5 % slower in a 15-pair re-check, `benches/trec.md`) and `crb eval` was
+/// 12 % slower without huge pages (its tokenizer tables are read at
 /// random), so only `rag` calls this (and not with `--embed-cmd`, whose child would inherit it).
 ///
 /// Returns whether the setting took effect (false off Linux, or when the kernel refused it);

@@ -42,9 +42,9 @@ impl PassageTable {
     }
     /// Read the home slot of each of `keys` (independent loads, so their misses overlap),
     /// ahead of [`get`](Self::get)s that then find them in cache.
-    pub(super) fn touch(&self, keys: &[u64]) {
+    pub(super) fn touch(&self, keys: impl IntoIterator<Item = u64>) {
         let mut acc = 0u64;
-        for &k in keys {
+        for k in keys {
             acc ^= self.slots[self.home(k)].key;
         }
         std::hint::black_box(acc);
@@ -335,8 +335,7 @@ impl Scorer for Lexical {
     }
     fn prepare_passages(&mut self, texts: &[&str]) -> Vec<usize> {
         let hashes: Vec<(u64, u64)> = texts.iter().map(|t| passage_hash(t)).collect();
-        let keys: Vec<u64> = hashes.iter().map(|h| h.0).collect();
-        self.cache.touch(&keys);
+        self.cache.touch(hashes.iter().map(|h| h.0));
         let handles: Vec<usize> = texts
             .iter()
             .zip(&hashes)

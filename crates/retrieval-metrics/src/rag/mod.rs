@@ -472,8 +472,7 @@ trait Scorer {
     fn weight(&mut self, sentence: &str) -> usize;
     /// [`Scorer::weight`] of each of `sentences`, the sentences of `text`
     /// (`split_sentences(text)`), in order.
-    fn weights(&mut self, text: &str, sentences: &[&str]) -> Vec<usize> {
-        let _ = text;
+    fn weights(&mut self, _text: &str, sentences: &[&str]) -> Vec<usize> {
         sentences.iter().map(|s| self.weight(s)).collect()
     }
     fn prepare(&mut self, text: &str) -> usize;

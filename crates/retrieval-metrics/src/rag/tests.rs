@@ -174,7 +174,7 @@ fn passage_table_finds_its_keys() {
             check: i as u64,
             ids: (i as u32, i as u32 + 1),
         });
-        t.touch(&keys[..=i]);
+        t.touch(keys[..=i].iter().copied());
     }
     assert!(t.slots.len() >= 2 * keys.len());
     for (i, &key) in keys.iter().enumerate() {

@@ -423,25 +423,34 @@ impl Interner {
     /// Append the sorted, de-duplicated token ids of `text` (the same set as
     /// [`Interner::tokenize`]) to `out`; returns how many were appended.
     pub fn tokenize_into(&mut self, text: &str, out: &mut Vec<u32>) -> usize {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        self.raw_ids(text, &mut scratch);
-        let n = self.finish_set(&mut scratch, out);
-        self.scratch = scratch;
-        n
+        self.tokenize_with(text, out, None)
     }
 
     /// [`tokenize`](Self::tokenize) that also appends the text's token ids before stopword
     /// removal and de-duplication (in text order) to `raw`.
     pub fn tokenize_keeping_raw(&mut self, text: &str, raw: &mut Vec<u32>) -> IdSet {
+        let mut ids = Vec::new();
+        self.tokenize_with(text, &mut ids, Some(raw));
+        IdSet(ids)
+    }
+
+    /// Append the set of `text` to `out` (returning its size) and, with `raw`, its token ids
+    /// before stopword removal to `raw`.
+    fn tokenize_with(
+        &mut self,
+        text: &str,
+        out: &mut Vec<u32>,
+        raw: Option<&mut Vec<u32>>,
+    ) -> usize {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         self.raw_ids(text, &mut scratch);
-        raw.extend_from_slice(&scratch);
-        let mut ids = Vec::new();
-        self.finish_set(&mut scratch, &mut ids);
+        if let Some(raw) = raw {
+            raw.extend_from_slice(&scratch);
+        }
+        let n = self.finish_set(&mut scratch, out);
         self.scratch = scratch;
-        IdSet(ids)
+        n
     }
 
     /// The token set of a text whose token ids before stopword removal are `raw` (as
