@@ -204,11 +204,7 @@ pub const MAX_DEPTH: usize = 1000;
 /// Errors carry `json.JSONDecodeError`'s message, with line, column and character offset
 /// counted in code points as Python does.
 pub fn parse(text: &str) -> Result<PyValue<'_>, JsonError> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        text,
-        depth: 0,
-    };
+    let mut p = Parser::new(text);
     if text.starts_with('\u{feff}') {
         return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
     }
@@ -234,11 +230,7 @@ pub fn stream_array<'a>(
     text: &'a str,
     mut f: impl FnMut(PyValue<'a>, usize),
 ) -> Result<bool, JsonError> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        text,
-        depth: 0,
-    };
+    let mut p = Parser::new(text);
     if text.starts_with('\u{feff}') {
         return Err(p.err("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
     }
@@ -276,6 +268,12 @@ struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
     depth: usize,
+    /// The elements of the arrays being read, innermost last: an array's elements are
+    /// gathered here and moved into a vector of their exact number when it closes (one
+    /// allocation per array, no growth copies; the stack's room is reused).
+    list_stack: Vec<PyValue<'a>>,
+    /// The same for the members of the objects being read.
+    dict_stack: Vec<(Cow<'a, str>, PyValue<'a>)>,
 }
 
 enum Scan {
@@ -290,6 +288,16 @@ impl From<JsonError> for Scan {
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Self {
+        Parser {
+            s: text.as_bytes(),
+            text,
+            depth: 0,
+            list_stack: Vec::new(),
+            dict_stack: Vec::new(),
+        }
+    }
+
     fn err(&self, msg: &str, pos: usize) -> JsonError {
         // Python counts in code points.
         let prefix = &self.text[..pos.min(self.text.len())];
@@ -509,11 +517,20 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let base = self.dict_stack.len();
+        let r = self.members(start, base);
+        // Moved out on success; on an error the stack is cut back (the value is dropped).
+        let items: Vec<_> = self.dict_stack.drain(base..).collect();
+        r.map(|end| (PyValue::Dict(items), end))
+    }
+
+    /// The members of an object (after its `{`) pushed on `dict_stack` above `base`; returns
+    /// the offset past its `}`.
+    fn members(&mut self, start: usize, base: usize) -> Result<usize, Scan> {
         let s = self.s;
-        let mut items: Vec<(Cow<'a, str>, PyValue<'a>)> = Vec::new();
         let mut i = self.ws(start);
         if i < s.len() && s[i] == b'}' {
-            return Ok((PyValue::Dict(items), i + 1));
+            return Ok(i + 1);
         }
         loop {
             if i >= s.len() || s[i] != b'"' {
@@ -532,10 +549,16 @@ impl<'a> Parser<'a> {
                 Err(Scan::Stop(pos)) => return Err(self.err("Expecting value", pos).into()),
                 Err(e) => return Err(e),
             };
-            insert_last_wins(&mut items, key, value);
+            // A repeated key keeps its first position and takes the last value, as in
+            // `json.loads`; objects are small (case dicts, relevance maps), so a linear scan
+            // beats hashing, and large objects with unique keys pay only the comparisons.
+            match self.dict_stack[base..].iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => self.dict_stack.push((key, value)),
+            }
             i = self.ws(next);
             if i < s.len() && s[i] == b'}' {
-                return Ok((PyValue::Dict(items), i + 1));
+                return Ok(i + 1);
             }
             if i >= s.len() || s[i] != b',' {
                 return Err(self.err("Expecting ',' delimiter", i).into());
@@ -545,11 +568,19 @@ impl<'a> Parser<'a> {
     }
 
     fn array(&mut self, start: usize) -> Result<(PyValue<'a>, usize), Scan> {
+        let base = self.list_stack.len();
+        let r = self.elements(start);
+        let items: Vec<_> = self.list_stack.drain(base..).collect();
+        r.map(|end| (PyValue::List(items), end))
+    }
+
+    /// The elements of an array (after its `[`) pushed on `list_stack`; returns the offset
+    /// past its `]`.
+    fn elements(&mut self, start: usize) -> Result<usize, Scan> {
         let s = self.s;
-        let mut items = Vec::new();
         let mut i = self.ws(start);
         if i < s.len() && s[i] == b']' {
-            return Ok((PyValue::List(items), i + 1));
+            return Ok(i + 1);
         }
         loop {
             let (value, next) = match self.scan(i) {
@@ -557,30 +588,16 @@ impl<'a> Parser<'a> {
                 Err(Scan::Stop(pos)) => return Err(self.err("Expecting value", pos).into()),
                 Err(e) => return Err(e),
             };
-            items.push(value);
+            self.list_stack.push(value);
             i = self.ws(next);
             if i < s.len() && s[i] == b']' {
-                return Ok((PyValue::List(items), i + 1));
+                return Ok(i + 1);
             }
             if i >= s.len() || s[i] != b',' {
                 return Err(self.err("Expecting ',' delimiter", i).into());
             }
             i = self.ws(i + 1);
         }
-    }
-}
-
-fn insert_last_wins<'a>(
-    items: &mut Vec<(Cow<'a, str>, PyValue<'a>)>,
-    key: Cow<'a, str>,
-    value: PyValue<'a>,
-) {
-    // Objects are small (case dicts, relevance maps): a linear scan beats hashing here,
-    // and large maps with unique keys pay only the comparisons.
-    if let Some(slot) = items.iter_mut().find(|(k, _)| *k == key) {
-        slot.1 = value;
-    } else {
-        items.push((key, value));
     }
 }
 
@@ -682,5 +699,75 @@ mod tests {
         assert_eq!(split_lines("a\r\nb\rc\n"), vec!["a", "b", "c"]);
         let deep = "[".repeat(100_000);
         assert!(matches!(parse(&deep), Err(JsonError::TooDeep("array"))));
+    }
+
+    /// A JSON tree whose objects may repeat a key (keys from a three-letter alphabet).
+    #[derive(Debug, Clone)]
+    enum Tree {
+        Int(i32),
+        Str(String),
+        List(Vec<Tree>),
+        Dict(Vec<(String, Tree)>),
+    }
+
+    fn tree() -> impl proptest::strategy::Strategy<Value = Tree> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<i32>().prop_map(Tree::Int),
+            "[a-z é\\\\\"]{0,6}".prop_map(Tree::Str),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Tree::List),
+                proptest::collection::vec(("[abc]", inner), 0..6).prop_map(Tree::Dict),
+            ]
+        })
+    }
+
+    fn text(t: &Tree, out: &mut String) {
+        match t {
+            Tree::Int(v) => out.push_str(&v.to_string()),
+            Tree::Str(v) => out.push_str(&serde_json::to_string(v).expect("a string")),
+            Tree::List(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    text(v, out);
+                }
+                out.push(']');
+            }
+            Tree::Dict(items) => {
+                out.push('{');
+                for (i, (k, v)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!("\"{k}\": "));
+                    text(v, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Nested arrays and objects (read through the parser's element stacks) decode as
+        /// `serde_json` with key order kept decodes them: a repeated key keeps its first
+        /// position with its last value, as in `json.loads`; and every cut of the text short
+        /// of its end is refused by both.
+        #[test]
+        fn nested_values_decode_like_serde_json(t in tree()) {
+            let mut s = String::new();
+            text(&t, &mut s);
+            let want: serde_json::Value = serde_json::from_str(&s).expect("valid JSON");
+            proptest::prop_assert_eq!(parse(&s).expect("valid JSON").to_json_value(), want);
+            for (cut, _) in s.char_indices().skip(1) {
+                let head = &s[..cut];
+                let serde_ok = serde_json::from_str::<serde_json::Value>(head).is_ok();
+                proptest::prop_assert_eq!(parse(head).is_ok(), serde_ok, "{}", head);
+            }
+        }
     }
 }
