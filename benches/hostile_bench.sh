@@ -9,6 +9,7 @@
 #   inter    Q=2000 queries x 100 judged docs; run lines round-robin across queries
 #   grouped  the same lines grouped by query (the reference point for inter)
 #   regex    `routeval filter --count` with (?>a+)b / a++b over one value of N characters
+#   ragkeys  `routeval rag` on one case whose `relevant` map has K distinct keys (25k/50k/100k)
 #   route    `routeval route` over M MB of small records (~130 bytes each; 16/32/64 MB), without and with
 #            --out: seconds and peak RSS (MB, from /usr/bin/time); RSS should stay flat
 set -euo pipefail
@@ -44,6 +45,10 @@ for n in (100000, 200000, 400000):
 for n in (50000, 100000, 200000):
     with open(f"{t}/rx{n}.jsonl", "w") as f:
         f.write(json.dumps({"t": "a" * n}) + "\n")
+for k in (25000, 50000, 100000):
+    with open(f"{t}/ragkeys{k}.json", "w") as f:
+        json.dump([{"query": "q", "retrieved": ["d1", "d2"],
+                    "relevant": {f"d{i}": 1 for i in range(k)}}], f)
 with open(f"{t}/routes.json", "w") as f:
     json.dump({"routes": [
         {"name": "qa", "where": {"kind": "qa"}, "metrics": ["exact_match"], "group_by": "lang"},
@@ -62,7 +67,7 @@ for mb in (16, 32, 64):
 PY
 
 # FAMILIES="route" (say) runs only those families.
-want() { [[ " ${FAMILIES:-graded inter regex route} " == *" $1 "* ]]; }
+want() { [[ " ${FAMILIES:-graded inter regex ragkeys route} " == *" $1 "* ]]; }
 echo "family size seconds"
 want graded && for L in 16384 32768 65535; do
   echo "graded $L $(secs "$BIN" trec -m ndcg "$T/graded$L.qrels" "$T/graded$L.run")"
@@ -74,6 +79,9 @@ done
 want regex && for n in 50000 100000 200000; do
   echo "regex-atomic $n $(secs "$BIN" filter --count --where '{"t": {"regex": "(?>a+)b"}}' "$T/rx$n.jsonl")"
   echo "regex-possessive $n $(secs "$BIN" filter --count --where '{"t": {"regex": "a++b"}}' "$T/rx$n.jsonl")"
+done
+want ragkeys && for k in 25000 50000 100000; do
+  echo "ragkeys $k $(secs "$BIN" rag "$T/ragkeys$k.json" --json)"
 done
 # Peak RSS in MB and seconds of one command.
 rss() { local st=0; /usr/bin/time -o "$T/time.txt" -f "%M %e" timeout "${STEP_TIMEOUT:-120}" "$@" >/dev/null 2>&1 || st=$?; tail -n 1 "$T/time.txt" | awk -v st="$st" '{printf "%.0f MB %s s%s", $1/1024, $2, (st ? " (exit " st ")" : "")}'; }

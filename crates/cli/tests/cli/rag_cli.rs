@@ -496,6 +496,39 @@ fn bad_input_is_one_clear_error() {
         );
         assert!(out.stdout.is_empty());
     }
+    // Nesting: 992 containers with the outermost counted pass, 993 end where the
+    // reference's `RecursionError` does, as one error line; in the array form (streamed)
+    // and in JSON Lines alike.
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    for (total, ok) in [(992, true), (993, false)] {
+        let array = format!(r#"[{{"query": "q", "x": {}}}]"#, nested(total - 2));
+        let lines = format!(
+            "{{\"query\": \"q\", \"x\": {}}}\n{{\"query\": \"q\"}}\n",
+            nested(total - 1)
+        );
+        for input in [array, lines] {
+            let out = run(&["-"], input.as_bytes(), &[]);
+            if ok {
+                assert_eq!(out.status.code(), Some(0), "{total}");
+            } else {
+                assert_eq!(out.status.code(), Some(1), "{total}");
+                assert_eq!(
+                    String::from_utf8_lossy(&out.stderr),
+                    "routeval rag: error: maximum recursion depth exceeded while decoding a JSON array from a unicode string\n"
+                );
+            }
+        }
+    }
+    // A `\uXXXX` escape that ends a line is an invalid escape, as in CPython.
+    let out = run(
+        &["-"],
+        "{\"query\": \"q\"}\n{\"query\": \"\\u00e9\n".as_bytes(),
+        &[],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "routeval rag: error: standard input line 2 is not valid JSON (Invalid \\uXXXX escape: line 1 column 13 (char 12))\n"
+    );
     let out = run(&["/nonexistent/cases.json"], b"", &[]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),

@@ -16,6 +16,10 @@ use routeval_core::progress::Unit;
 /// batch grows with the run (see [`batch_len`]) and small inputs keep small batches.
 const BATCH: usize = 1024;
 
+/// Stack of the decoding thread: 16 MiB of address space (touched only as deep as a file
+/// nests), far above the ~0.5 MB that [`pyjson::MAX_DEPTH`] levels take in a release build.
+const PARSER_STACK: usize = 16 << 20;
+
 /// Cases per parallel batch on the streaming path, at most, after `seen` cases: a
 /// sixteenth of them, between 512 and [`BATCH`], so what the batches in flight hold stays
 /// near a quarter of the cases scored (a 5,000-case text file peaks at 52 MB, not 67 MB).
@@ -56,38 +60,48 @@ pub fn stream_evaluate(
     // next batch: dropped on this thread, between batches, they held up the pool.
     let (spent_tx, spent_rx) = std::sync::mpsc::channel::<Vec<PyValue>>();
     let parsed = std::thread::scope(|scope| {
-        let parser = scope.spawn(move || {
-            let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
-            let mut not_object: Option<usize> = None;
-            let mut index = 0usize;
-            let mut end = 0usize;
-            let parsed = pyjson::stream_array(stripped, |v, next| {
-                end = next;
-                if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
-                    not_object = Some(index);
-                }
-                index += 1;
-                if not_object.is_none() {
-                    batch.push(v);
-                    if batch.len() >= batch_len(index) {
-                        // Every batch back by now is dropped here; one is reused.
-                        let mut next = None;
-                        while let Ok(mut spent) = spent_rx.try_recv() {
-                            spent.clear();
-                            next = Some(spent);
-                        }
-                        let next = next.unwrap_or_else(|| Vec::with_capacity(BATCH));
-                        let full = std::mem::replace(&mut batch, next);
-                        // The receiver only goes away once parsing is over.
-                        let _ = tx.send((full, end));
+        // Its own stack size, not `RUST_MIN_STACK`'s: decoding recurses once per nesting
+        // level, up to `pyjson::MAX_DEPTH` (about 0.5 MB in a release build).
+        let parser = std::thread::Builder::new()
+            .name("rag-decoder".into())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(scope, move || {
+                let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
+                let mut not_object: Option<usize> = None;
+                let mut index = 0usize;
+                let mut end = 0usize;
+                let parsed = pyjson::stream_array(stripped, |v, next| {
+                    end = next;
+                    if not_object.is_none() && !matches!(v, PyValue::Dict(_)) {
+                        not_object = Some(index);
                     }
+                    index += 1;
+                    if not_object.is_none() {
+                        batch.push(v);
+                        if batch.len() >= batch_len(index) {
+                            // Every batch back by now is dropped here; one is reused.
+                            let mut next = None;
+                            while let Ok(mut spent) = spent_rx.try_recv() {
+                                spent.clear();
+                                next = Some(spent);
+                            }
+                            let next = next.unwrap_or_else(|| Vec::with_capacity(BATCH));
+                            let full = std::mem::replace(&mut batch, next);
+                            // The receiver only goes away once parsing is over.
+                            let _ = tx.send((full, end));
+                        }
+                    }
+                });
+                if not_object.is_none() && !batch.is_empty() {
+                    let _ = tx.send((batch, end));
                 }
+                (parsed, not_object)
             });
-            if not_object.is_none() && !batch.is_empty() {
-                let _ = tx.send((batch, end));
-            }
-            (parsed, not_object)
-        });
+        // A thread that cannot be started leaves the input to the caller's reading (no
+        // batch comes, so nothing is scored here).
+        let Ok(parser) = parser else {
+            return None;
+        };
         // The receiver is moved in here, so a panic below drops it while unwinding and the
         // parser's blocked `send` fails instead of waiting forever (the scope joins the
         // parser before the panic goes on).
@@ -112,9 +126,9 @@ pub fn stream_evaluate(
             // Once parsing is over the batch comes back here and is dropped.
             let _ = spent_tx.send(batch);
         }
-        parser.join()
+        Some(parser.join())
     });
-    let (parsed, not_object) = parsed.ok()?;
+    let (parsed, not_object) = parsed?.ok()?;
     match parsed {
         Ok(true) => {}
         Ok(false) | Err(_) => return None,
