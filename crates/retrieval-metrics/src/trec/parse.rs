@@ -688,8 +688,8 @@ impl Qrels {
         G: IntoIterator<Item = (&'a [u8], J)>,
         J: IntoIterator<Item = (&'a [u8], i64)>,
     {
-        let mut chunk = QrelChunk::default();
-        let mut scratch = SortScratch::default();
+        use rayon::prelude::*;
+        let mut read: Vec<(&'a [u8], Vec<Judgment<'a>>)> = Vec::new();
         let mut line = 0u64;
         for (qid, judgments) in groups {
             let mut js: Vec<Judgment<'a>> = Vec::new();
@@ -709,18 +709,29 @@ impl Qrels {
                     })?;
                 js.push((docno, rel, line));
             }
-            if js.is_empty() {
-                continue;
+            if !js.is_empty() {
+                read.push((qid, js));
             }
-            // The run keeps its judgments (sorted by the build; their lines give file order
-            // back) for joining with other runs of its qid.
-            let built = Box::new(QueryQrels::build(qid, &mut js, &mut scratch));
-            chunk.runs.push(QrelRun {
-                qid,
-                built: Some(built),
-                source: RunSource::Judgments(js),
-            });
         }
+        // The groups are read in order (the iterator may be a caller's, such as a Python
+        // dict's), then their queries are built in parallel. Each run keeps its judgments
+        // (sorted by the build; their lines give file order back) for joining with other
+        // runs of its qid.
+        let runs = read
+            .into_par_iter()
+            .map_init(SortScratch::default, |scratch, (qid, mut js)| {
+                let built = Box::new(QueryQrels::build(qid, &mut js, scratch));
+                QrelRun {
+                    qid,
+                    built: Some(built),
+                    source: RunSource::Judgments(js),
+                }
+            })
+            .collect();
+        let chunk = QrelChunk {
+            runs,
+            ..QrelChunk::default()
+        };
         Ok(Qrels::group(vec![chunk]))
     }
 
