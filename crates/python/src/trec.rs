@@ -160,14 +160,20 @@ fn judged_from_dict<'py>(qrels: &Bound<'py, PyDict>) -> PyResult<(Qrels, QidTabl
     let bytes = |r: (usize, usize)| &arena[r.0..r.1];
     let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by(|&a, &b| bytes(groups[a].0).cmp(bytes(groups[b].0)));
-    let qrels = Qrels::from_judgments(order.iter().map(|&g| {
-        let (q, (from, to)) = groups[g];
-        (
-            bytes(q),
-            docs[from..to].iter().map(move |&(d, r)| (bytes(d), r)),
-        )
-    }))
-    .map_err(err)?;
+    // Built without the GIL (only Rust data from here on; the queries are built on rayon's
+    // pool), so other Python threads run meanwhile.
+    let qrels = qrels
+        .py()
+        .detach(|| {
+            Qrels::from_judgments(order.iter().map(|&g| {
+                let (q, (from, to)) = groups[g];
+                (
+                    bytes(q),
+                    docs[from..to].iter().map(move |&(d, r)| (bytes(d), r)),
+                )
+            }))
+        })
+        .map_err(err)?;
     Ok((qrels, tables))
 }
 

@@ -126,9 +126,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     // 1,000 passages of 18 words drawn at random (a fixed-seed generator) from 120, ten of
-    // them stopwords: the
-    // same passage over and over lets the branch predictor learn its token order, which real
-    // text does not allow (sorting a set's ids is then cheaper than it is in a run).
+    // them stopwords. `rag/intern_passage` above repeats one passage, whose token order the
+    // branch predictor learns; real text does not allow that (sorting a set's ids costs
+    // more in a run than there).
     let stopwords = [
         "the", "a", "of", "to", "is", "and", "in", "for", "you", "your",
     ];

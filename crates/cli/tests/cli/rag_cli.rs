@@ -502,8 +502,10 @@ fn bad_input_is_one_clear_error() {
     let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     for (total, ok) in [(992, true), (993, false)] {
         let array = format!(r#"[{{"query": "q", "x": {}}}]"#, nested(total - 2));
+        // The deep case on line 2: the whole text fails as one value ("Extra data"), so
+        // the lines are read one by one and line 2 meets the limit.
         let lines = format!(
-            "{{\"query\": \"q\", \"x\": {}}}\n{{\"query\": \"q\"}}\n",
+            "{{\"query\": \"q\"}}\n{{\"query\": \"q\", \"x\": {}}}\n",
             nested(total - 1)
         );
         for input in [array, lines] {

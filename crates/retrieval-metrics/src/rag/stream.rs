@@ -28,9 +28,10 @@ fn batch_len(seen: usize) -> usize {
 }
 
 /// The lexical path for a top-level JSON array: parse and score it batch by batch, so the
-/// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array;
-/// the caller then reads it the reference's way (JSON value, else JSON Lines) and gets the
-/// same errors it would.
+/// decoded cases never all exist at once. `None` when the text is not a (valid) JSON array,
+/// and also when the decoding thread could not be started or failed; the caller then reads
+/// the text the reference's way (JSON value, else JSON Lines) and gets the same errors it
+/// would.
 ///
 /// `progress` gets the stage `scoring cases of ORIGIN` and the count of scored cases.
 /// `consumed` is called on the calling thread after each batch is scored, with the byte offset
