@@ -67,29 +67,6 @@ impl Embedder for PyEmbedder<'_> {
     }
 }
 
-/// Stack of the thread that decodes a cases text: decoding recurses once per nesting level
-/// (up to `pyjson::MAX_DEPTH`), and the caller's thread may be a Python thread with a small
-/// stack (512 KiB for threads other than the main one on macOS).
-const DECODE_STACK: usize = 16 << 20;
-
-/// `pyjson::parse` of a cases text on a thread of its own with a known stack
-/// ([`DECODE_STACK`]); on the calling thread if no thread can be started.
-fn parse_cases_json(text: &str) -> Result<rag::PyValue<'_>, pyjson::JsonError> {
-    let on_thread = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("rag-decoder".into())
-            .stack_size(DECODE_STACK)
-            .spawn_scoped(scope, || pyjson::parse(text))
-            .ok()
-            .map(|h| h.join())
-    });
-    match on_thread {
-        Some(Ok(parsed)) => parsed,
-        Some(Err(panic)) => std::panic::resume_unwind(panic),
-        None => pyjson::parse(text),
-    }
-}
-
 /// Evaluate `cases_json` (the JSON text of the Python cases) with `options_json` = the JSON
 /// of `[k, threshold]`; `embed` is the optional callable. Errors: `RagError` with the
 /// reference's message, or the callable's own exception.
@@ -106,7 +83,7 @@ fn rag_evaluate(
         rag::PyValue::List(v) if v.len() == 2 => Options::from_py(&v[0], &v[1]).map_err(err)?,
         _ => return Err(err("options must be [k, threshold]")),
     };
-    let cases = parse_cases_json(cases_json).map_err(err)?;
+    let cases = pyjson::parse_on_decoder_thread(cases_json).map_err(err)?;
     let rep = match embed {
         None => py.detach(|| rag::evaluate_value(&cases, &opts, None)),
         Some(f) => {
@@ -246,7 +223,7 @@ impl NativeRagPartial {
     /// input are `indices`, and keep the results. Errors (`RagError`, the reference's
     /// messages with the cases' positions) leave the shard unchanged.
     fn add(&mut self, py: Python<'_>, cases_json: &str, indices: Vec<usize>) -> PyResult<()> {
-        let cases = parse_cases_json(cases_json).map_err(err)?;
+        let cases = pyjson::parse_on_decoder_thread(cases_json).map_err(err)?;
         let rag::PyValue::List(items) = &cases else {
             return Err(err("cases must be a list of case dicts"));
         };

@@ -204,6 +204,33 @@ impl JsonError {
 /// [`JsonError::TooDeep`].
 pub const MAX_DEPTH: usize = 992;
 
+/// Stack of a thread that decodes: [`parse`] recurses once per nesting level, up to
+/// [`MAX_DEPTH`] (about 0.5 MB in a release build), and a caller's thread may have less
+/// (512 KiB for threads other than the main one on macOS, or a small `RUST_MIN_STACK`).
+/// Address space only: pages are touched as deep as a text nests.
+pub const DECODER_STACK: usize = 16 << 20;
+
+/// [`parse`] on a thread of its own with a [`DECODER_STACK`] stack (on the calling thread if
+/// none can be started), for callers whose own stack is unknown.
+///
+/// # Errors
+/// [`parse`]'s.
+pub fn parse_on_decoder_thread(text: &str) -> Result<PyValue<'_>, JsonError> {
+    let on_thread = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("rag-decoder".into())
+            .stack_size(DECODER_STACK)
+            .spawn_scoped(scope, || parse(text))
+            .ok()
+            .map(|h| h.join())
+    });
+    match on_thread {
+        Some(Ok(parsed)) => parsed,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        None => parse(text),
+    }
+}
+
 /// Members an object may have before its repeated keys are found through a hash map
 /// instead of a scan of the members so far.
 const LINEAR_KEYS: usize = 32;
@@ -828,6 +855,19 @@ mod tests {
                 assert_eq!(parse(&s).expect("valid").into_owned(), model(&t), "{n}");
             }
         }
+    }
+
+    /// The decoder thread's stack holds the deepest text accepted (objects, whose frames are
+    /// the largest, in a debug build, which overflowed the test thread's own stack), and
+    /// the limit's error comes back through it.
+    #[test]
+    fn the_decoder_thread_holds_the_deepest_text() {
+        let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert!(parse_on_decoder_thread(&objects(MAX_DEPTH)).is_ok());
+        assert!(matches!(
+            parse_on_decoder_thread(&objects(MAX_DEPTH + 1)),
+            Err(JsonError::TooDeep("object"))
+        ));
     }
 
     /// A `\uXXXX` escape needs a character after it, as in CPython: at the end of the

@@ -16,10 +16,6 @@ use routeval_core::progress::Unit;
 /// batch grows with the run (see [`batch_len`]) and small inputs keep small batches.
 const BATCH: usize = 1024;
 
-/// Stack of the decoding thread: 16 MiB of address space (touched only as deep as a file
-/// nests), far above the ~0.5 MB that [`pyjson::MAX_DEPTH`] levels take in a release build.
-const PARSER_STACK: usize = 16 << 20;
-
 /// Cases per parallel batch on the streaming path, at most, after `seen` cases: a
 /// sixteenth of them, between 512 and [`BATCH`], so what the batches in flight hold stays
 /// near a quarter of the cases scored (a 5,000-case text file peaks at 52 MB, not 67 MB).
@@ -65,7 +61,7 @@ pub fn stream_evaluate(
         // level, up to `pyjson::MAX_DEPTH` (about 0.5 MB in a release build).
         let parser = std::thread::Builder::new()
             .name("rag-decoder".into())
-            .stack_size(PARSER_STACK)
+            .stack_size(pyjson::DECODER_STACK)
             .spawn_scoped(scope, move || {
                 let mut batch: Vec<PyValue> = Vec::with_capacity(BATCH);
                 let mut not_object: Option<usize> = None;
