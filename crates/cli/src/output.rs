@@ -5,9 +5,7 @@
 use crate::common::Failure;
 use std::path::Path;
 
-pub(crate) use routeval_io::output::{
-    AtomicFile, note_input, note_input_file, noted_inputs, write_file_io,
-};
+pub(crate) use routeval_io::output::{AtomicFile, note_input, note_input_file, noted_inputs};
 
 /// Refuse (exit 2) when `path` is the same file as one of the inputs.
 pub(crate) fn check_not_input(path: &Path) -> Result<(), Failure> {

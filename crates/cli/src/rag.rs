@@ -1037,24 +1037,32 @@ fn write_outputs(report: &RagReport, args: &RagArgs, shown: &Shown<'_>) -> Resul
         ),
     };
     if let Some(path) = &args.output {
-        let bytes = match shown.format {
-            Some(f) => rows(report, f),
-            None if path.to_lowercase().ends_with(".json") => {
-                let mut v = Vec::new();
-                let _ = routeval_views::rag::write_report_json(
-                    report,
-                    shown.intervals,
-                    shown.comparison,
-                    &mut v,
-                );
-                v.push(b'\n');
-                v
-            }
-            None => format!("{}\n", text()).into_bytes(),
-        };
         crate::output::check_not_input(Path::new(path)).map_err(OutError::Fatal)?;
-        crate::output::write_file_io(Path::new(path), &bytes)
-            .map_err(|e| OutError::File(os_error(&e, path)))?;
+        // Streamed into the temporary file (renamed over PATH once complete): the rows and the
+        // JSON report of 100,000 cases are tens of MB, never held whole in memory.
+        let write = || -> std::io::Result<()> {
+            let mut f = crate::output::AtomicFile::create_io(Path::new(path))?;
+            let written = match shown.format {
+                Some(RowFormat::Csv) => report.write_rows_csv(&mut f),
+                Some(RowFormat::Jsonl) => report.write_rows_jsonl(&mut f),
+                None if path.to_lowercase().ends_with(".json") => {
+                    routeval_views::rag::write_report_json(
+                        report,
+                        shown.intervals,
+                        shown.comparison,
+                        &mut f,
+                    )
+                    .and_then(|()| f.write_all(b"\n"))
+                }
+                None => f.write_all(format!("{}\n", text()).as_bytes()),
+            };
+            match written {
+                Ok(()) => f.commit_io(),
+                // The file's own error (its errno, for the reference's `[Errno N]` line).
+                Err(e) => Err(f.commit_io().err().unwrap_or(e)),
+            }
+        };
+        write().map_err(|e| OutError::File(os_error(&e, path)))?;
     }
     write_stdout(report, args, shown, text)
 }

@@ -313,10 +313,25 @@ fn plain_os_error(e: io::Error) -> io::Error {
     io::Error::from_raw_os_error(errno.raw_os_error())
 }
 
+/// The temporary file, written through its `File`: `NamedTempFile`'s own writes wrap every
+/// error with the temporary path, which would hide the errno (`rag`'s `[Errno 27]` line) and
+/// name a file the user never gave.
+struct TempWriter(tempfile::NamedTempFile);
+
+impl Write for TempWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.as_file_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.as_file_mut().flush()
+    }
+}
+
 /// Where an [`AtomicFile`]'s bytes go.
 enum Sink {
     /// A temporary file in the target's directory, renamed over the target on commit.
-    Temp(io::BufWriter<tempfile::NamedTempFile>),
+    Temp(io::BufWriter<TempWriter>),
     /// The target itself (a device, FIFO, socket or descriptor name), written in place.
     InPlace(io::BufWriter<File>),
 }
@@ -397,7 +412,10 @@ impl AtomicFile {
         let tmp = builder.tempfile_in(&dir).map_err(plain_os_error)?;
         crate::signals::register_temp(tmp.path());
         Ok(AtomicFile {
-            writer: Some(Sink::Temp(io::BufWriter::with_capacity(1 << 16, tmp))),
+            writer: Some(Sink::Temp(io::BufWriter::with_capacity(
+                1 << 16,
+                TempWriter(tmp),
+            ))),
             target,
             name,
             error: None,
@@ -429,7 +447,7 @@ impl AtomicFile {
             }
             Some(Sink::Temp(w)) => w,
         };
-        let tmp = writer.into_inner().map_err(|e| e.into_error())?;
+        let TempWriter(tmp) = writer.into_inner().map_err(|e| e.into_error())?;
         let tmp_path = tmp.path().to_path_buf();
         let result = (|| -> io::Result<()> {
             if let Ok(meta) = std::fs::metadata(&target) {
@@ -487,7 +505,7 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         // An uncommitted file: NamedTempFile removes itself; forget it for the signal handler.
         if let Some(Sink::Temp(w)) = &self.writer {
-            crate::signals::unregister_temp(w.get_ref().path());
+            crate::signals::unregister_temp(w.get_ref().0.path());
         }
     }
 }

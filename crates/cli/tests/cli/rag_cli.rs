@@ -630,6 +630,73 @@ fn output_and_rows() {
     assert_eq!(rows[0]["score"], 0.9);
 }
 
+/// `-o PATH` is streamed into its temporary file: every kind of output there equals what
+/// stdout gets without `-o`, for an input large enough to pass many writer buffers; a write
+/// that fails part-way (a file-size limit, EFBIG) is the reference's `[Errno 27]` line, exit
+/// 1, with the old file kept and no temporary file left.
+#[test]
+fn streamed_output_file_equals_stdout_and_a_failed_write_keeps_the_old_file() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cases = String::from("[");
+    for i in 0..3000 {
+        if i > 0 {
+            cases.push_str(", ");
+        }
+        cases.push_str(&format!(
+            r#"{{"query": "q{i}", "retrieved": ["d{i}", "x{i}", "y"], "relevant": ["d{}"], "answer": "a{i}"}}"#,
+            i % 7
+        ));
+    }
+    cases.push(']');
+    let f = cases_file(d.path(), &cases);
+    for (file, extra) in [
+        ("r.json", &["--json"][..]),
+        ("r.csv", &["--format", "csv"][..]),
+        ("r.jsonl", &["--format", "jsonl"][..]),
+    ] {
+        let want = run(&[&[f.as_str(), "--k", "2"][..], extra].concat(), b"", &[]);
+        assert_eq!(want.status.code(), Some(0), "{file}");
+        assert!(want.stdout.len() > 200_000, "{file}: {}", want.stdout.len());
+        let path = d.path().join(file).to_string_lossy().to_string();
+        let flags: Vec<&str> = extra.iter().copied().filter(|a| *a != "--json").collect();
+        let out = run(
+            &[&[f.as_str(), "--k", "2", "-o", &path][..], &flags].concat(),
+            b"",
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{file}");
+        assert!(std::fs::read(&path).unwrap() == want.stdout, "{file}");
+    }
+
+    let out_path = d.path().join("old.json");
+    std::fs::write(&out_path, "OLD\n").unwrap();
+    let script = format!(
+        "ulimit -f 1 && exec '{BIN}' rag '{f}' --k 2 -o '{}'",
+        out_path.display()
+    );
+    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "routeval rag: error: [Errno 27] File too large: '{}'\n",
+            out_path.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "OLD\n");
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".routeval-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {}", left.len());
+}
+
 // ------------------------------------------------------------------------------------------
 // HTTP embedder against a local mock server.
 
