@@ -44,7 +44,7 @@ const UNSAFE_ALLOWED: &[&str] = &[
     // package's `evaluate_files`); `InputBytes::release`/`text_released`: pages of a map
     // already read leave the resident set.
     "crates/io/src/map.rs",
-    // Borrowed reads of run dicts through CPython's C API.
+    // Borrowed reads of run and qrels dicts and of `str` text through CPython's C API.
     "crates/python/src/dictscan.rs",
     // The `Split` pre-tokenizers' regex search through Oniguruma's C API (a search error is a
     // value, not the `onig` crate's panic; no match parameter allocated per search).

@@ -18,11 +18,51 @@
 //! judgment, position in the dict), and where scores tie the caller reads the docnos again
 //! through the safe API.
 
+//!
+//! It also holds [`str_utf8`], the borrowed UTF-8 view of a `str` that every text read of the
+//! package goes through (see there for why PyO3's own is not used).
+
 #![allow(unsafe_code)]
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+
+unsafe extern "C" {
+    /// CPython's `PyUnicode_AsUTF8AndSize`: exported by every CPython 3 since 3.3 and in the
+    /// stable ABI from 3.10. `pyo3::ffi` declares it only for builds whose limited API is 3.10
+    /// or newer; this package's abi3 floor is 3.9, whose interpreter exports it too, with the
+    /// same signature.
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut ffi::PyObject,
+        size: *mut ffi::Py_ssize_t,
+    ) -> *const std::ffi::c_char;
+}
+
+/// The UTF-8 text of `s` (a `str` or a subclass), borrowed from the object: CPython keeps the
+/// encoded form with the string (for an ASCII string it is the string's own data), so no copy
+/// is made. PyO3's `to_cow` under an abi3-py39 build encodes every string into a new `bytes`
+/// object and copies that into a `String`: two allocations per docno, which were about a
+/// fifth of `RelevanceEvaluator(qrels)`'s time (benches/python.md, 2026-12-06 17:30).
+///
+/// # Errors
+/// The interpreter's `UnicodeEncodeError` for a string holding a lone surrogate (what
+/// `str.encode("utf-8")` raises).
+pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live `str` (or subclass) and the GIL is held (`Bound`). The call runs
+    // no Python code; it returns either NULL with an exception set, or a pointer to `size`
+    // bytes of valid UTF-8 owned by the string object, which is immutable and outlives `'a`
+    // (the borrow of `s`).
+    unsafe {
+        let data = PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
+        if data.is_null() {
+            return Err(PyErr::fetch(s.py()));
+        }
+        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
+        Ok(std::str::from_utf8_unchecked(bytes))
+    }
+}
 
 /// The judgments of one query, keyed by the `str` hash of the docno (hashes of `str` are
 /// cached in the object and equal for equal strings within one process): an open-addressing
@@ -84,6 +124,26 @@ impl JudgedTable {
         self.slots[i] = (hash, self.keys.len() as u32, rel);
         self.keys.push(s.clone().unbind());
         Ok(())
+    }
+
+    /// [`insert`](Self::insert) for a key known to be an exact `str` with hash `hash` (the
+    /// borrowed scan of [`scan_judgments`]); the table takes its own reference.
+    fn insert_str(&mut self, key: Py<PyString>, hash: isize, rel: i32) {
+        if !self.exact {
+            return;
+        }
+        let size = self.tags.len();
+        if self.keys.len() * 2 >= size {
+            self.exact = false; // more keys than announced: never probe a full table
+            return;
+        }
+        let mut i = hash as usize & (size - 1);
+        while self.tags[i] != 0 {
+            i = (i + 1) & (size - 1);
+        }
+        self.tags[i] = tag(hash);
+        self.slots[i] = (hash, self.keys.len() as u32, rel);
+        self.keys.push(key);
     }
 
     /// Whether the fast scan may use this table.
@@ -186,6 +246,66 @@ pub(crate) fn scan_query(
                 at,
             });
             at += 1;
+        }
+    }
+    Scan::Done
+}
+
+/// Read one query's judgments `{docno: relevance}` of a qrels dict (`RelevanceEvaluator`'s
+/// construction) with borrowed references: each docno's UTF-8 text and its relevance go to
+/// `push` and into `table`, in dict order. Only exact `str` keys and exact `int` values that
+/// fit a C `long` are read; anything else gives [`Scan::Slow`] (the caller then discards what
+/// was pushed and reads the query with the safe path, which raises the errors). The safe
+/// iteration takes and drops a reference to every key and value, four refcount writes per
+/// judgment on 900k objects for 30k queries of 30.
+pub(crate) fn scan_judgments(
+    qdocs: &Bound<'_, PyDict>,
+    table: &mut JudgedTable,
+    mut push: impl FnMut(&[u8], i64),
+) -> Scan {
+    let py = qdocs.py();
+    let dict = qdocs.as_ptr();
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `dict` is a live dict (borrowed from `qdocs`) and the GIL is held (`Bound`).
+    // `PyDict_Next` hands out borrowed references. The calls below on an exact `str` key
+    // (`PyUnicode_AsUTF8AndSize`, `PyObject_Hash`) and an exact `int` value
+    // (`PyLong_AsLongAndOverflow`) run no Python code, so the dict cannot change while it is
+    // scanned; the text is read before the next call and copied by `push`; the table keeps a
+    // reference of its own to every key it holds.
+    unsafe {
+        let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
+        let int_type = std::ptr::addr_of_mut!(ffi::PyLong_Type);
+        while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
+            if ffi::Py_TYPE(key) != str_type || ffi::Py_TYPE(value) != int_type {
+                return Scan::Slow;
+            }
+            let mut overflow: std::ffi::c_int = 0;
+            let rel = ffi::PyLong_AsLongAndOverflow(value, &mut overflow);
+            if overflow != 0 {
+                return Scan::Slow;
+            }
+            let mut size: ffi::Py_ssize_t = 0;
+            let data = PyUnicode_AsUTF8AndSize(key, &mut size);
+            if data.is_null() {
+                // A lone surrogate: the safe path raises this error again, in its order.
+                drop(PyErr::fetch(py));
+                return Scan::Slow;
+            }
+            let text = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
+            let hash = ffi::PyObject_Hash(key);
+            // A C `long` is 32 bits on Windows.
+            #[allow(clippy::useless_conversion)]
+            let rel = i64::from(rel);
+            // Out-of-range values are refused by the caller's `Qrels` build (the table is
+            // then dropped), as on the safe path.
+            table.insert_str(
+                Py::from_borrowed_ptr(py, key),
+                hash,
+                i32::try_from(rel).unwrap_or(0),
+            );
+            push(text, rel);
         }
     }
     Scan::Done

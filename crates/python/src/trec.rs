@@ -2,7 +2,7 @@
 //! (pytrec_eval's shapes) or as files, over `routeval_retrieval_metrics::trec`.
 
 use crate::TrecError;
-use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_query};
+use crate::dictscan::{JudgedTable, Scan, ScannedDoc, scan_judgments, scan_query};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use routeval_io::map::{InputBytes, file_bytes};
@@ -32,7 +32,7 @@ pub(crate) fn text<'a>(
     what: &str,
 ) -> PyResult<std::borrow::Cow<'a, str>> {
     match obj.cast::<PyString>() {
-        Ok(s) => s.to_cow(),
+        Ok(s) => crate::dictscan::str_utf8(s).map(std::borrow::Cow::Borrowed),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "{what} must be a str, got {}",
             obj.get_type().name()?
@@ -133,6 +133,21 @@ fn judged_from_dict<'py>(qrels: &Bound<'py, PyDict>) -> PyResult<(Qrels, QidTabl
         })?;
         let q = push(&mut arena, &qid);
         let first = docs.len();
+        let mut table = JudgedTable::with_capacity(qdocs.len());
+        let scanned = scan_judgments(qdocs, &mut table, |d, r| {
+            let at = arena.len();
+            arena.extend_from_slice(d);
+            docs.push(((at, arena.len()), r));
+        });
+        if let Scan::Done = scanned {
+            groups.push((q, (first, docs.len())));
+            drop(qid);
+            tables.push((qid_obj, table));
+            continue;
+        }
+        // A key or value the borrowed scan does not read: the query again, the safe way.
+        arena.truncate(q.1);
+        docs.truncate(first);
         let mut table = JudgedTable::with_capacity(qdocs.len());
         for (d, rel) in qdocs.iter() {
             let dt = text(&d, "document id")?;

@@ -233,6 +233,52 @@ def test_qrels_of_str_subclasses_and_int_scores_agree_with_plain_ones():
     assert want["q"]["P_2"] == 0.5 and want["r"]["recip_rank"] == 0.5
 
 
+def test_qrels_read_borrowed_or_safely_agree_and_raise_the_same_errors():
+    # Construction reads a query's judgments with borrowed references while every docno is an
+    # exact str and every relevance an exact int; one other item (anywhere in the query) sends
+    # the whole query to the safe path. Every spelling below must give the plain qrels'
+    # results, and the errors must be the safe path's, in dict order.
+    class I(int):
+        pass
+
+    class S(str):
+        pass
+
+    docs = [f"d{i}" for i in range(40)] + ["dé", "d\u4e2d", "d\U0001f600"]
+    rels = [i % 3 for i in range(len(docs))]
+    plain = {"q": dict(zip(docs, rels)), "r": {"x": 1, "y": 0}}
+    run = {"q": {d: 1.0 / (i + 1) for i, d in enumerate(reversed(docs))}, "r": {"y": 0.5, "x": 0.4}}
+    measures = {"map", "ndcg_cut.10", "P.5", "recip_rank", "num_rel"}
+    want = rt.RelevanceEvaluator(plain, measures).evaluate(run)
+    assert want == pytrec_eval.RelevanceEvaluator(plain, measures).evaluate(run)
+    last = docs[-1]
+    # The odd item last, so that the borrowed scan has read the rest of the query first.
+    for odd in (
+        {**plain["q"], last: I(plain["q"][last])},
+        {S(d) if d == last else d: r for d, r in plain["q"].items()},
+        {S(d): r for d, r in plain["q"].items()},
+    ):
+        assert rt.RelevanceEvaluator({"q": odd, "r": plain["r"]}, measures).evaluate(run) == want
+    as_bool = rt.RelevanceEvaluator({"q": {**plain["q"], last: True}, "r": plain["r"]}, measures)
+    as_one = rt.RelevanceEvaluator({"q": {**plain["q"], last: 1}, "r": plain["r"]}, measures)
+    assert as_bool.evaluate(run) == as_one.evaluate(run)
+    # Errors: the safe path's, after a query read in full by the borrowed scan.
+    with pytest.raises(TypeError, match="must be an int, got float"):
+        rt.RelevanceEvaluator({"q": plain["q"], "r": {"x": 1, "y": 0.5}}, measures)
+    with pytest.raises(TypeError, match="relevance of document 'y' for query 'r' must be an int$"):
+        rt.RelevanceEvaluator({"q": plain["q"], "r": {"x": 1, "y": 2**64}}, measures)
+    with pytest.raises(TypeError, match="document id must be a str"):
+        rt.RelevanceEvaluator({"q": plain["q"], "r": {"x": 1, 5: 1}}, measures)
+    with pytest.raises(UnicodeEncodeError):
+        rt.RelevanceEvaluator({"q": plain["q"], "r": {"x": 1, "\ud800": 1}}, measures)
+    # A relevance beyond trec_eval's range read by the borrowed scan: the build refuses it.
+    with pytest.raises(rt.TrecError, match="query 'r', document 'x': relevance '1099511627776' out of range"):
+        rt.RelevanceEvaluator({"q": plain["q"], "r": {"x": 2**40}}, measures)
+    # A type error wins over an out-of-range value met earlier (the scan comes first).
+    with pytest.raises(TypeError):
+        rt.RelevanceEvaluator({"q": {"a": 2**40}, "r": {"x": "1"}}, measures)
+
+
 def test_dict_value_types_take_the_same_path_results():
     # `evaluate` reads exact str/float dicts without copying (a borrowed scan) and any other
     # types through the general path: every spelling of one run gives the same values, also
