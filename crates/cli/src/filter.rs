@@ -3,14 +3,17 @@
 //! Each line is one instance's `extra_info` object. Matching lines are printed unchanged (or,
 //! with `--count`, their number). Each line is checked for UTF-8, then parsed by `serde_json`
 //! straight into a reused query tape ([`Doc::parse_projected`]) keeping only the top-level
-//! members the query reads; the other members are fully validated but not stored. A reader
-//! thread streams the input in chunks of whole lines while rayon evaluates the previous chunk
-//! in pieces of ~256 KiB; matching lines are printed in input order. Exit 0 whether or not
+//! members the query reads; the other members are fully validated but not stored. A regular
+//! file is memory-mapped and evaluated in pieces of ~128 KiB on rayon's pool; other inputs
+//! are streamed by a reader thread in chunks of whole lines while the previous chunk is
+//! evaluated. Matching lines are printed in input order once every line has been read and
+//! checked: from a mapped file they are kept as byte ranges of the map (runs of consecutive
+//! matching lines) and written from it, from a stream as copies. Exit 0 whether or not
 //! anything matched; exit 2 with one stderr line (error kind, and `FILE:LINE` for data errors)
 //! on a malformed query, an invalid JSON line or a query/data error (`missing_key`,
 //! `type_error`); nothing is printed on stdout then.
 
-use crate::common::{Failure, display_name, emit, open_input};
+use crate::common::{Failure, display_name, emit, emit_with, open_input};
 use crate::progress::Bar;
 use rayon::prelude::*;
 use routeval_core::Progress;
@@ -104,6 +107,17 @@ const CHUNK: usize = 2 << 20;
 /// threads, large enough that each piece's set-up (a `Doc`, an output buffer) is amortised.
 const PIECE: usize = 128 << 10;
 
+/// What is kept of the matching lines while the input is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Nothing (`--count`).
+    Count,
+    /// Where they are in the piece (a memory-mapped input, which stays mapped until printed).
+    Ranges,
+    /// Copies (a streamed input, whose buffers are reused).
+    Copies,
+}
+
 /// What one piece of a chunk produced.
 #[derive(Default)]
 struct PieceResult {
@@ -113,10 +127,43 @@ struct PieceResult {
     count: u64,
     /// Non-blank lines.
     total: u64,
-    /// The matching lines, each with its `\n` (unless counting).
+    /// [`Keep::Copies`]: the matching lines, each with its `\n`.
     out: Vec<u8>,
+    /// [`Keep::Ranges`]: runs of consecutive matching lines as byte ranges of the piece, each
+    /// from the first line's start to the last line's end (its `\n` excluded).
+    runs: Vec<(usize, usize)>,
     /// The first failing line: its 0-based index in the piece, and the error.
     error: Option<(usize, LineError)>,
+}
+
+/// The matching lines, held until the whole input has been read and checked (a bad line
+/// anywhere prints nothing), then written in input order.
+enum Matches<'a> {
+    /// Runs of consecutive matching lines of a mapped input (each printed with a `\n` after
+    /// it): a few bytes per run instead of a copy of the output.
+    Slices(Vec<&'a [u8]>),
+    /// The copied matching lines of a streamed input, one buffer per piece.
+    Buffers(Vec<Vec<u8>>),
+}
+
+impl Matches<'_> {
+    /// Write the lines to `w`, each ending in `\n`.
+    fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Matches::Slices(runs) => {
+                for run in runs {
+                    w.write_all(run)?;
+                    w.write_all(b"\n")?;
+                }
+            }
+            Matches::Buffers(bufs) => {
+                for b in bufs {
+                    w.write_all(b)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Evaluate every line of `piece` (complete lines; the last may lack its `\n`), stopping at
@@ -126,10 +173,16 @@ fn process_piece(
     query: &Query,
     keys: &[&str],
     omk: OnMissingKey,
-    keep_lines: bool,
+    keep: Keep,
 ) -> PieceResult {
     let mut r = PieceResult::default();
-    DOC.with_borrow_mut(|doc| process_lines(piece, query, keys, omk, keep_lines, doc, &mut r));
+    if keep == Keep::Copies {
+        // Room for every line (pages never written are never touched), then the exact size:
+        // a buffer grown by doubling held up to twice the output.
+        r.out.reserve_exact(piece.len() + 1);
+    }
+    DOC.with_borrow_mut(|doc| process_lines(piece, query, keys, omk, keep, doc, &mut r));
+    r.out.shrink_to_fit();
     r
 }
 
@@ -144,7 +197,7 @@ fn process_lines(
     query: &Query,
     keys: &[&str],
     omk: OnMissingKey,
-    keep_lines: bool,
+    keep: Keep,
     doc: &mut Doc,
     r: &mut PieceResult,
 ) {
@@ -164,9 +217,18 @@ fn process_lines(
                 r.total += 1;
                 if m {
                     r.count += 1;
-                    if keep_lines {
-                        r.out.extend_from_slice(line);
-                        r.out.push(b'\n');
+                    let line_start = end - line.len();
+                    match keep {
+                        Keep::Count => {}
+                        // The line right after the last run's: that run grows over it.
+                        Keep::Ranges => match r.runs.last_mut() {
+                            Some(run) if run.1 + 1 == line_start => run.1 = end,
+                            _ => r.runs.push((line_start, end)),
+                        },
+                        Keep::Copies => {
+                            r.out.extend_from_slice(line);
+                            r.out.push(b'\n');
+                        }
                     }
                 }
             }
@@ -179,18 +241,20 @@ fn process_lines(
 }
 
 /// Evaluate the complete lines of `region` (1-based numbering from `first_line`) in parallel
-/// pieces, appending matching lines to `out` in input order (unless counting) and counting
-/// matches and non-blank lines. Returns the number of lines in the region.
+/// pieces, counting matches and non-blank lines and keeping the matching lines in input order
+/// as `keep` says: slices of `region` appended to `slices` ([`Keep::Ranges`]) or copies
+/// appended to `bufs` ([`Keep::Copies`]). Returns the number of lines in the region.
 #[allow(clippy::too_many_arguments)]
-fn process_region(
-    region: &[u8],
+fn process_region<'r>(
+    region: &'r [u8],
     first_line: usize,
     query: &Query,
     keys: &[&str],
     omk: OnMissingKey,
     name: &str,
-    keep_lines: bool,
-    out: &mut Vec<u8>,
+    keep: Keep,
+    slices: &mut Vec<&'r [u8]>,
+    bufs: &mut Vec<Vec<u8>>,
     count: &mut u64,
     total: &mut u64,
     progress: &dyn Progress,
@@ -210,13 +274,13 @@ fn process_region(
     let results: Vec<PieceResult> = pieces
         .par_iter()
         .map(|piece| {
-            let r = process_piece(piece, query, keys, omk, keep_lines);
+            let r = process_piece(piece, query, keys, omk, keep);
             progress.advance(piece.len() as u64);
             r
         })
         .collect();
     let mut line_no = first_line;
-    for r in results {
+    for (piece, r) in pieces.iter().zip(results) {
         if let Some((i, e)) = r.error {
             let at = line_no + i;
             return Err(Failure::bad_input(match e {
@@ -230,7 +294,10 @@ fn process_region(
         line_no += r.lines;
         *count += r.count;
         *total += r.total;
-        out.extend_from_slice(&r.out);
+        slices.extend(r.runs.iter().map(|&(a, b)| &piece[a..b]));
+        if !r.out.is_empty() {
+            bufs.push(r.out);
+        }
     }
     Ok(line_no - first_line)
 }
@@ -254,8 +321,9 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
     if args.file.as_path() != std::path::Path::new("-") {
         let file = crate::common::open_file(&args.file)?;
         if let Some(map) = crate::common::map_file(&file) {
-            // A regular file: evaluated in place, all pieces in parallel.
-            let mut out = Vec::new();
+            // A regular file: evaluated in place, all pieces in parallel; the matching lines
+            // are printed from the map.
+            let mut slices = Vec::new();
             let (mut count, mut total) = (0u64, 0u64);
             let bar = Bar::with_stage(
                 &format!("filtering {name}"),
@@ -269,14 +337,19 @@ pub(crate) fn run(args: FilterArgs) -> Result<u8, Failure> {
                 &keys,
                 omk,
                 &name,
-                !args.count,
-                &mut out,
+                if args.count {
+                    Keep::Count
+                } else {
+                    Keep::Ranges
+                },
+                &mut slices,
+                &mut Vec::new(),
                 &mut count,
                 &mut total,
                 &bar,
             )?;
             drop(bar);
-            return finish(&args, out, count, total);
+            return finish(&args, Matches::Slices(slices), count, total);
         }
     }
     let (out, count, total) = filter_streamed(&args, &query, &keys, omk, &name)?;
@@ -291,10 +364,10 @@ fn filter_streamed(
     keys: &[&str],
     omk: OnMissingKey,
     name: &str,
-) -> Result<(Vec<u8>, u64, u64), Failure> {
+) -> Result<(Matches<'static>, u64, u64), Failure> {
     let mut reader = open_input(&args.file)?;
 
-    let mut out = Vec::new();
+    let mut bufs = Vec::new();
     let mut count = 0u64;
     let mut total = 0u64;
     let mut next_line = 1usize;
@@ -317,8 +390,13 @@ fn filter_streamed(
                     keys,
                     omk,
                     name,
-                    !args.count,
-                    &mut out,
+                    if args.count {
+                        Keep::Count
+                    } else {
+                        Keep::Copies
+                    },
+                    &mut Vec::new(),
+                    &mut bufs,
                     &mut count,
                     &mut total,
                     &bar,
@@ -334,18 +412,20 @@ fn filter_streamed(
         evaluated.and(read)
     })?;
     drop(bar);
-    Ok((out, count, total))
+    Ok((Matches::Buffers(bufs), count, total))
 }
 
 /// Print the matching lines, or their count.
-fn finish(args: &FilterArgs, mut out: Vec<u8>, count: u64, total: u64) -> Result<u8, Failure> {
+fn finish(args: &FilterArgs, out: Matches<'_>, count: u64, total: u64) -> Result<u8, Failure> {
     if args.count {
-        out = if args.json {
-            format!("{{\"count\": {count}, \"total\": {total}}}\n").into_bytes()
+        let text = if args.json {
+            format!("{{\"count\": {count}, \"total\": {total}}}\n")
         } else {
-            format!("{count}\n").into_bytes()
+            format!("{count}\n")
         };
+        emit(args.output.as_ref(), text.as_bytes())?;
+    } else {
+        emit_with(args.output.as_ref(), &mut |w| out.write(w))?;
     }
-    emit(args.output.as_ref(), &out)?;
     Ok(crate::common::EXIT_OK)
 }

@@ -188,6 +188,74 @@ fn filter_stdin(args: &[&str], text: &str) -> (i32, String, String) {
     )
 }
 
+/// Matching lines are printed byte for byte as read, in input order, each ending in `\n`
+/// (CRLF lines keep their `\r`; a last line without `\n` gets one; blank lines are never
+/// printed): from a mapped file (printed from the map as runs of consecutive matching lines,
+/// across many 128 KiB pieces), from stdin (copies) and into `-o`, all three the same bytes.
+/// An error anywhere prints nothing, also after matches in earlier pieces.
+#[test]
+fn filter_prints_exact_bytes_from_the_map_from_stdin_and_into_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    let mut want = String::new();
+    for i in 0..40_000usize {
+        // Runs of matches of varying length, CRLF on some lines, a blank line now and then.
+        let m = (i / 7) % 3 != 0 || i % 11 == 0;
+        let eol = if i % 5 == 0 { "\r\n" } else { "\n" };
+        let line = format!(r#"{{"m": {m}, "i": {i}, "pad": "{}"}}"#, "x".repeat(i % 13));
+        text.push_str(&line);
+        text.push_str(eol);
+        if m {
+            want.push_str(&line);
+            want.push_str(if eol == "\r\n" { "\r\n" } else { "\n" });
+        }
+        if i % 97 == 0 {
+            text.push_str("  \n");
+        }
+    }
+    // The last line has no newline and matches.
+    text.push_str(r#"{"m": true, "i": -1}"#);
+    want.push_str("{\"m\": true, \"i\": -1}\n");
+    assert!(text.len() > 1 << 20, "{}", text.len());
+    let f = dir.path().join("in.jsonl");
+    std::fs::write(&f, &text).unwrap();
+    let fs = f.to_str().unwrap();
+    let q = r#"{"m": true}"#;
+    let (code, out, err) = routeval(&["filter", "--where", q, fs]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out == want,
+        "mapped file: {} bytes, want {}",
+        out.len(),
+        want.len()
+    );
+    let (code, out, err) = filter_stdin(&["--where", q], &text);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out == want,
+        "stdin: {} bytes, want {}",
+        out.len(),
+        want.len()
+    );
+    let o = dir.path().join("out.jsonl");
+    let (code, out, err) = routeval(&["filter", "--where", q, fs, "-o", o.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(std::fs::read_to_string(&o).unwrap() == want);
+    let (code, out, _) = routeval(&["filter", "--where", "{}", fs]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 40_001);
+
+    // A bad last line: nothing printed, nothing written, the old file kept.
+    std::fs::write(&f, format!("{text}\n{{\"m\": tru}}\n")).unwrap();
+    let (code, out, err) = routeval(&["filter", "--where", q, fs]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    let bad = text.lines().count() + 1;
+    assert!(err.contains(&format!(":{bad}: invalid JSON")), "{err}");
+    let (code, out, _) = routeval(&["filter", "--where", q, fs, "-o", o.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(std::fs::read_to_string(&o).unwrap() == want);
+}
+
 /// Members the query does not read are still fully validated (here a bad token nested in an
 /// unread member), UTF-8 is checked, and lines are numbered and counted correctly across the
 /// reader's 8 MiB chunks, including a single line longer than a chunk.
