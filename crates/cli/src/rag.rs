@@ -946,16 +946,6 @@ fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, Stri
     evaluate(&cases, opts, None).map_err(|e| e.to_string())
 }
 
-fn rows(report: &RagReport, format: RowFormat) -> Vec<u8> {
-    let mut buf = Vec::new();
-    // Writing into a Vec cannot fail.
-    let _ = match format {
-        RowFormat::Csv => report.write_rows_csv(&mut buf),
-        RowFormat::Jsonl => report.write_rows_jsonl(&mut buf),
-    };
-    buf
-}
-
 /// Why the outputs could not be written.
 enum OutError {
     /// `--output` failed: the reference's `OSError` line, exit 1.
@@ -1080,7 +1070,15 @@ fn write_stdout(
     let mut out = stdout.lock();
     let res = match (shown.format, &args.output) {
         (Some(_), Some(_)) => Ok(()),
-        (Some(f), None) => out.write_all(&rows(report, f)),
+        (Some(f), None) => {
+            // Streamed, as into `-o`: the rows of 100,000 cases are tens of MB.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            match f {
+                RowFormat::Csv => report.write_rows_csv(&mut w),
+                RowFormat::Jsonl => report.write_rows_jsonl(&mut w),
+            }
+            .and_then(|()| w.flush())
+        }
         (None, _) if args.json => {
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.
             drop(out);

@@ -319,20 +319,8 @@ pub fn write_report_json<W: std::io::Write + Send>(
     if members.is_empty() {
         return report.write_json(w);
     }
-    let mut v = Vec::new();
-    report.write_json(&mut v)?;
-    // The reference's object ends with "\n}"; insert the extra member before it.
-    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
-        v.pop();
-    }
-    if v.last() != Some(&b'}') {
-        return Err(std::io::Error::other("report JSON does not end with '}'"));
-    }
-    v.pop();
-    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
-        v.pop();
-    }
-    w.write_all(&v)?;
+    // Streamed: the report's own members, then these, then the closing brace.
+    report.write_json_open(w)?;
     for (key, value) in members {
         let block = serde_json::to_string_pretty(&value)
             .map_err(std::io::Error::other)?

@@ -790,6 +790,18 @@ impl RagReport {
     /// # Errors
     /// Write errors from `w`.
     pub fn write_json<W: Write + Send>(&self, w: &mut W) -> std::io::Result<()> {
+        self.write_json_open(w)?;
+        w.write_all(b"\n}")
+    }
+
+    /// [`write_json`](Self::write_json) without the object's closing `\n}`: the report's
+    /// members end with `"per_case"`'s closing bracket, so that a caller can append members
+    /// of its own (`,\n  "key": value`, as `routeval rag --ci` adds `"ci"`) and then close the
+    /// object, streaming the whole report.
+    ///
+    /// # Errors
+    /// Write errors from `w`.
+    pub fn write_json_open<W: Write + Send>(&self, w: &mut W) -> std::io::Result<()> {
         let mut out = String::with_capacity(4096);
         out.push_str("{\n");
         let metrics: Vec<(String, String)> = self
@@ -909,7 +921,6 @@ impl RagReport {
             }
             out.push_str("  ]");
         }
-        out.push_str("\n}");
         w.write_all(out.as_bytes())
     }
 
