@@ -300,8 +300,23 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     if let Some(doc) = &report {
         crate::report::write_html(&args.html, doc, stdin_used)?;
     }
-    let out = stdout_bytes(&args, &ev, report.as_ref(), intervals.as_ref(), stdin_used)?;
-    common::emit(args.output.as_ref(), &out)?;
+    if args.json && !(report.is_some() && args.format == crate::report::TextFormat::Md) {
+        // Streamed: with -q the per-query values of 100k queries are MBs of JSON.
+        let ci = intervals.as_ref().map(crate::ci::to_json);
+        let mut view = trec::format::JsonView::new(&ev, args.query)
+            .with_summary(!args.nosummary)
+            .with_ties(args.ties);
+        if let Some(ci) = &ci {
+            view = view.with_member("ci", ci);
+        }
+        common::emit_with(args.output.as_ref(), &mut |w| {
+            serde_json::to_writer(&mut *w, &view)?;
+            w.write_all(b"\n")
+        })?;
+    } else {
+        let out = stdout_bytes(&args, &ev, report.as_ref(), intervals.as_ref(), stdin_used)?;
+        common::emit(args.output.as_ref(), &out)?;
+    }
     let gated = args.gates.apply(&ev);
     // The process ends with this command: the kernel takes back the judgments (four
     // allocations per query, freed across threads), the results and the mapped run faster
@@ -360,8 +375,8 @@ fn judged_without_results_note(
     }
 }
 
-/// What `trec` prints: the Markdown report, the JSON view (with `ci`), or trec_eval's text
-/// (with the tie ranges and the intervals).
+/// What `trec` prints other than JSON (which is streamed): the Markdown report, or
+/// trec_eval's text (with the tie ranges and the intervals).
 fn stdout_bytes(
     args: &TrecArgs,
     ev: &trec::Evaluation,
@@ -372,22 +387,6 @@ fn stdout_bytes(
     Ok(
         if let (Some(doc), crate::report::TextFormat::Md) = (report, args.format) {
             crate::report::markdown(doc, stdin_used).into_bytes()
-        } else if args.json {
-            let view = trec::format::JsonView::new(ev, args.query)
-                .with_summary(!args.nosummary)
-                .with_ties(args.ties);
-            let mut v = match intervals {
-                None => serde_json::to_vec(&view),
-                Some(iv) => serde_json::to_value(&view).and_then(|mut j| {
-                    if let Some(o) = j.as_object_mut() {
-                        o.insert("ci".into(), crate::ci::to_json(iv));
-                    }
-                    serde_json::to_vec(&j)
-                }),
-            }
-            .map_err(|e| Failure::bad_input(format!("cannot encode JSON: {e}")))?;
-            v.push(b'\n');
-            v
         } else {
             let mut t = trec::format::render_text(ev, args.query, !args.nosummary);
             if args.ties && !args.nosummary {

@@ -124,6 +124,8 @@ pub struct JsonView<'a> {
     per_query: bool,
     summary: bool,
     ties: bool,
+    /// A caller's member written last ([`JsonView::with_member`]).
+    extra: Option<(&'a str, &'a serde_json::Value)>,
 }
 
 impl<'a> JsonView<'a> {
@@ -134,7 +136,16 @@ impl<'a> JsonView<'a> {
             per_query,
             summary: true,
             ties: false,
+            extra: None,
         }
+    }
+
+    /// One more member after the others (`routeval trec --json --ci` adds `"ci"`), so the
+    /// whole object is written in one streamed pass. `key` must differ from the view's own
+    /// keys (`all`, `per_query`, `ties`).
+    pub fn with_member(mut self, key: &'a str, value: &'a serde_json::Value) -> Self {
+        self.extra = Some((key, value));
+        self
     }
 
     /// Whether a `"ties"` object ([`TiesView`]) follows the other keys (default false; only
@@ -228,6 +239,9 @@ impl Serialize for JsonView<'_> {
                 "ties",
                 &TiesView::new(self.ev, self.per_query).with_summary(self.summary),
             )?;
+        }
+        if let Some((key, value)) = self.extra {
+            map.serialize_entry(key, value)?;
         }
         map.end()
     }
