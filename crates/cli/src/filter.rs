@@ -8,7 +8,9 @@
 //! are streamed by a reader thread in chunks of whole lines while the previous chunk is
 //! evaluated. Matching lines are printed in input order once every line has been read and
 //! checked: from a mapped file they are kept as byte ranges of the map (runs of consecutive
-//! matching lines) and written from it, from a stream as copies. Exit 0 whether or not
+//! matching lines) and written from it, from a stream as copies (so a file changed by another
+//! process before the output is written prints what it then holds, or, truncated, stops the
+//! process with SIGBUS: see `routeval_io::map::map_regular`). Exit 0 whether or not
 //! anything matched; exit 2 with one stderr line (error kind, and `FILE:LINE` for data errors)
 //! on a malformed query, an invalid JSON line or a query/data error (`missing_key`,
 //! `type_error`); nothing is printed on stdout then.

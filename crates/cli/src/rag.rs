@@ -1048,8 +1048,9 @@ fn write_outputs(report: &RagReport, args: &RagArgs, shown: &Shown<'_>) -> Resul
             };
             match written {
                 Ok(()) => f.commit_io(),
-                // The file's own error (its errno, for the reference's `[Errno N]` line).
-                Err(e) => Err(f.commit_io().err().unwrap_or(e)),
+                // The file's own error (its errno, for the reference's `[Errno N]` line); the
+                // file is dropped uncommitted, the old one kept.
+                Err(e) => Err(f.take_error().unwrap_or(e)),
             }
         };
         write().map_err(|e| OutError::File(os_error(&e, path)))?;

@@ -302,6 +302,17 @@ pub(crate) fn run(args: TrecArgs) -> CmdResult {
     }
     if args.json && !(report.is_some() && args.format == crate::report::TextFormat::Md) {
         // Streamed: with -q the per-query values of 100k queries are MBs of JSON.
+        if args.query
+            && let Some((a, b)) = trec::format::qid_key_collision(&ev)
+        {
+            return Err(Failure::bad_input(format!(
+                "{run_name}: query ids '{}' and '{}' are one key in JSON (invalid UTF-8 is \
+                 replaced by U+FFFD), so one query's values would hide the other's; the text \
+                 output (without --json) prints them apart",
+                a.escape_ascii(),
+                b.escape_ascii()
+            )));
+        }
         let ci = intervals.as_ref().map(crate::ci::to_json);
         let mut view = trec::format::JsonView::new(&ev, args.query)
             .with_summary(!args.nosummary)

@@ -129,7 +129,9 @@ pub fn map_regular(file: &File) -> Option<memmap2::Mmap> {
     // read. What memory-mapping cannot rule out is another process changing the file while
     // it is read: a truncation can stop the process with SIGBUS (as it would any mmap
     // reader, e.g. ripgrep), an in-place rewrite can change what is read. Evaluating a file
-    // while it is rewritten gives no meaningful result either way.
+    // while it is rewritten gives no meaningful result either way. (`filter` prints its
+    // matching lines from the map after checking them, so for it "while it is read" lasts
+    // until the output is written.)
     unsafe { memmap2::Mmap::map(file) }.ok()
 }
 

@@ -431,6 +431,13 @@ impl AtomicFile {
         self.commit_io().map_err(|e| write_failure(&name, e))
     }
 
+    /// The first write or flush error met so far (the file's own, with its errno), taken out:
+    /// for a caller whose writing failed, which then drops the file uncommitted (the
+    /// temporary file is removed, the target untouched) and reports this error.
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
     /// [`AtomicFile::commit`] returning the IO error itself.
     pub fn commit_io(mut self) -> io::Result<()> {
         if let Some(e) = self.error.take() {
@@ -494,9 +501,16 @@ impl Write for AtomicFile {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self.writer.as_mut() {
-            Some(w) => w.writer().flush(),
-            None => Ok(()),
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        match w.writer().flush() {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let again = io::Error::new(e.kind(), e.to_string());
+                self.error.get_or_insert(e);
+                Err(again)
+            }
         }
     }
 }

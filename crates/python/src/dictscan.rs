@@ -1,26 +1,31 @@
-//! A borrowed, allocation-free scan of one query's run dict `{docno: score}` for
-//! `RelevanceEvaluator.evaluate`: the one module of the package with `unsafe` code (CPython's
-//! C API through `pyo3::ffi`).
+//! Borrowed reads through CPython's C API (`pyo3::ffi`): the one module of the package with
+//! `unsafe` code. Three of them:
 //!
-//! Why: the safe iteration (`PyDict::iter`) takes and drops a reference to every key and value
-//! (four refcount writes per document, on 3M cold objects for a 30k x 100 run) and joins each
-//! document with its judgment by a dict lookup. Here keys and values are borrowed, and a
-//! document is joined with the query's judgments by its cached `str` hash against a small
-//! sorted table built once per evaluator ([`JudgedTable`]), confirmed by identity or
-//! `PyUnicode_Compare`.
+//! * [`scan_query`], an allocation-free scan of one query's run dict `{docno: score}` for
+//!   `RelevanceEvaluator.evaluate`. The safe iteration (`PyDict::iter`) takes and drops a
+//!   reference to every key and value (four refcount writes per document, on 3M cold objects
+//!   for a 30k x 100 run) and joins each document with its judgment by a dict lookup. Here
+//!   keys and values are borrowed, and a document is joined with the query's judgments by its
+//!   cached `str` hash against a small table built once per evaluator ([`JudgedTable`]),
+//!   confirmed by identity or `PyUnicode_Compare`.
+//! * [`scan_judgments`], the same for one query's `{docno: relevance}` of the qrels dict when
+//!   an evaluator is built: each docno's text and relevance, and its entry in the
+//!   [`JudgedTable`].
+//! * [`str_utf8`], the UTF-8 text of a `str` read in place: every text read of
+//!   `routeval.trec` goes through it (see there for why PyO3's own is not used).
 //!
-//! Soundness: only exact `str` keys and exact `float` values are read here. For those the C
-//! calls used (`PyDict_Next`, `PyObject_Hash`, `PyFloat_AsDouble`, `PyUnicode_Compare`) run no
-//! Python code, so with the GIL held nothing can change the dict while it is scanned. Any other
-//! key or value type (a subclass, an `int` score, NaN, ...) makes the scan give up
-//! ([`Scan::Slow`]) and the caller redoes that query with the safe path, which also raises the
-//! errors. No borrowed pointer outlives a scan: documents are returned as (score key,
-//! judgment, position in the dict), and where scores tie the caller reads the docnos again
-//! through the safe API.
-
-//!
-//! It also holds [`str_utf8`], the borrowed UTF-8 view of a `str` that every text read of the
-//! package goes through (see there for why PyO3's own is not used).
+//! Soundness: the scans read only exact `str` keys, exact `float` scores and exact `int`
+//! relevances. For those the C calls used (`PyDict_Next`, `PyObject_Hash`,
+//! `PyFloat_AsDouble`, `PyLong_AsLongAndOverflow`, `PyUnicode_AsUTF8AndSize`,
+//! `PyUnicode_Compare`) run no Python code, so with the GIL held nothing can change the dict
+//! while it is scanned. Any other key or value type (a subclass, an `int` score, NaN, a
+//! relevance beyond a C `long`, a `str` that is not valid UTF-8) makes the scan give up
+//! ([`Scan::Slow`]; an exception it raised is cleared) and the caller redoes that query with
+//! the safe path, which also raises the errors. No borrowed pointer outlives a scan:
+//! documents are returned as (score key, judgment, position in the dict), where scores tie
+//! the caller reads the docnos again through the safe API, and the judgment table holds a
+//! reference of its own to every key it keeps. [`str_utf8`] also reads `str` subclasses (the
+//! text of a subclass is the `str`'s own).
 
 #![allow(unsafe_code)]
 
@@ -28,11 +33,18 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+#[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
+use ffi::PyUnicode_AsUTF8AndSize;
+
+// SAFETY: the signature is CPython's (`const char *PyUnicode_AsUTF8AndSize(PyObject *unicode,
+// Py_ssize_t *size)`, unchanged since 3.3), the one `pyo3::ffi` declares for newer builds.
+#[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
 unsafe extern "C" {
     /// CPython's `PyUnicode_AsUTF8AndSize`: exported by every CPython 3 since 3.3 and in the
     /// stable ABI from 3.10. `pyo3::ffi` declares it only for builds whose limited API is 3.10
     /// or newer; this package's abi3 floor is 3.9, whose interpreter exports it too, with the
-    /// same signature.
+    /// same signature. (Builds for PyPy or GraalPy are not limited-API builds: they use
+    /// `pyo3::ffi`'s declaration and its link names.)
     fn PyUnicode_AsUTF8AndSize(
         unicode: *mut ffi::PyObject,
         size: *mut ffi::Py_ssize_t,
@@ -183,9 +195,11 @@ impl JudgedTable {
 pub(crate) enum Scan {
     /// Every document was read (and, for a judged query, appended).
     Done,
-    /// A key or value this scan does not read (not an exact `str` key, not a non-NaN exact
-    /// `float` score), or a dict too large for a 31-bit position: redo the query with the safe
-    /// path. Nothing was appended.
+    /// A key or value the scan does not read (for [`scan_query`]: not an exact `str` key, not
+    /// a non-NaN exact `float` score, or a dict too large for a 31-bit position; for
+    /// [`scan_judgments`]: not an exact `str` docno of valid UTF-8, not an exact `int` in a C
+    /// `long`): redo the query with the safe path. [`scan_query`] has appended nothing then;
+    /// what [`scan_judgments`] passed on is the caller's to discard.
     Slow,
 }
 

@@ -943,6 +943,14 @@ fn build_result<'py>(
     ev: &Evaluation,
     summary: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if let Some((a, b)) = trec::format::qid_key_collision(ev) {
+        return Err(err(format!(
+            "query ids '{}' and '{}' are one key in the result (invalid UTF-8 is replaced by \
+             U+FFFD), so one query's values would hide the other's",
+            a.escape_ascii(),
+            b.escape_ascii()
+        )));
+    }
     let out = PyDict::new(py);
     let slots = query_slots(&ev.measures);
     let names: Vec<Bound<'py, PyString>> =

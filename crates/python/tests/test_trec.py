@@ -432,3 +432,17 @@ def test_ties_match_every_order_through_pytrec_eval():
     ev.evaluate({"q": {"a": 1.0, "b": 1.0}})
     assert ev.ties is None
     assert ev.evaluate_ties({"q": {"a": 1.0, "b": 1.0}}) == {"q": {"recip_rank": (0.5, 1.0, 0.75)}}
+
+
+def test_evaluate_files_refuses_qids_that_are_one_key(tmp_path):
+    # `q\xff` and `q\xfe` both read as "q\ufffd": one would hide the other's values.
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    qp.write_bytes(b"q\xff 0 d1 1\nq\xfe 0 d2 1\nok 0 d1 1\n")
+    rp.write_bytes(b"q\xff Q0 d1 1 0.9 t\nq\xfe Q0 d1 1 0.9 t\nok Q0 d1 1 0.5 t\n")
+    with pytest.raises(rt.TrecError, match=r"query ids 'q\\xfe' and 'q\\xff' are one key"):
+        rt.evaluate_files(str(qp), str(rp), {"map"})
+    # Distinct after the replacement: evaluated, the key spelled with U+FFFD.
+    qp.write_bytes(b"q\xff 0 d1 1\nok 0 d1 1\n")
+    rp.write_bytes(b"q\xff Q0 d1 1 0.9 t\nok Q0 d1 1 0.5 t\n")
+    got = rt.evaluate_files(str(qp), str(rp), {"map"})
+    assert got == {"q\ufffd": {"map": 1.0}, "ok": {"map": 1.0}}

@@ -227,3 +227,79 @@ fn compare_default_seed_is_42() {
     assert_eq!(j(&[]), j(&["--seed", "42"]));
     assert_ne!(j(&[]), j(&["--seed", "0"]));
 }
+
+/// `trec --json --ci` is the plain `--json` object with one more member, `"ci"`, last (after
+/// `per_query` and `ties`), byte for byte: the view is streamed with the member appended.
+#[test]
+fn trec_json_ci_is_the_json_view_plus_a_last_ci_member() {
+    let (q, r) = (ex("trec/qrels.txt"), ex("trec/run.txt"));
+    for extra in [
+        &[][..],
+        &["-q"][..],
+        &["-q", "--ties"][..],
+        &["-n", "-q"][..],
+    ] {
+        let base = [
+            &["trec", "--json", "-m", "map", "-m", "P.5"][..],
+            extra,
+            &[&q, &r],
+        ]
+        .concat();
+        let plain = routeval(&base);
+        assert_eq!(plain.status.code(), Some(0), "{}", err(&plain));
+        let with_ci = routeval(&[&base[..], &["--ci", "0.9", "--bootstrap", "50"]].concat());
+        assert_eq!(with_ci.status.code(), Some(0), "{}", err(&with_ci));
+        let v: Value = serde_json::from_slice(&with_ci.stdout).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys.last().map(|k| k.as_str()),
+            Some("ci"),
+            "{extra:?}: {keys:?}"
+        );
+        let p = out(&plain);
+        let want = format!(
+            "{},\"ci\":{}}}\n",
+            p.trim_end().strip_suffix('}').unwrap(),
+            serde_json::to_string(&v["ci"]).unwrap()
+        );
+        assert!(
+            out(&with_ci) == want,
+            "{extra:?}:\n{}\n{want}",
+            out(&with_ci)
+        );
+    }
+}
+
+/// Query ids that are one JSON key once their invalid UTF-8 is replaced (`q\xff`, `q\xfe`):
+/// `--json -q` refuses them (one line, exit 2) instead of printing one key twice (a JSON
+/// reader keeps one query's values) or dropping one; the text output prints both; `--json`
+/// without `-q` has no per-query keys and is fine.
+#[test]
+fn trec_json_refuses_qids_that_collide_as_keys() {
+    let d = tempfile::tempdir().unwrap();
+    let q = d.path().join("qrels");
+    let r = d.path().join("run");
+    std::fs::write(&q, b"q\xff 0 d1 1\nq\xfe 0 d2 1\n").unwrap();
+    std::fs::write(&r, b"q\xff Q0 d1 1 0.9 t\nq\xfe Q0 d1 1 0.9 t\n").unwrap();
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    let o = routeval(&["trec", "--json", "-q", "-m", "map", q, r]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(o.stdout.is_empty());
+    let e = err(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains(r"'q\xfe' and 'q\xff' are one key in JSON"),
+        "{e}"
+    );
+    let o = routeval(&["trec", "-q", "-m", "map", q, r]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(
+        o.stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| l.starts_with(b"map"))
+            .count(),
+        3
+    );
+    let o = routeval(&["trec", "--json", "-m", "map", q, r]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}

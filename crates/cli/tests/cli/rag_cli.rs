@@ -668,33 +668,44 @@ fn streamed_output_file_equals_stdout_and_a_failed_write_keeps_the_old_file() {
         assert!(std::fs::read(&path).unwrap() == want.stdout, "{file}");
     }
 
-    let out_path = d.path().join("old.json");
-    std::fs::write(&out_path, "OLD\n").unwrap();
-    let script = format!(
-        "ulimit -f 1 && exec '{BIN}' rag '{f}' --k 2 -o '{}'",
-        out_path.display()
-    );
-    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
-        format!(
-            "routeval rag: error: [Errno 27] File too large: '{}'\n",
+    // Every kind of output into `-o` (the csv writer wraps IO errors without their errno: the
+    // file's own error is reported).
+    for (file, extra) in [
+        ("old.json", ""),
+        ("old.json", "--ci 0.9 --bootstrap 20"),
+        ("old.csv", "--format csv"),
+        ("old.jsonl", "--format jsonl"),
+        ("old.txt", ""),
+    ] {
+        let out_path = d.path().join(file);
+        std::fs::write(&out_path, "OLD\n").unwrap();
+        let script = format!(
+            "ulimit -f 1 && exec '{BIN}' rag '{f}' --k 2 {extra} -o '{}'",
             out_path.display()
-        )
-    );
-    assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "OLD\n");
-    let left: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".routeval-"))
-        .collect();
-    assert!(left.is_empty(), "temporary files left: {}", left.len());
+        );
+        let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{file} {extra}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "routeval rag: error: [Errno 27] File too large: '{}'\n",
+                out_path.display()
+            ),
+            "{file} {extra}"
+        );
+        assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "OLD\n");
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".routeval-"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{file} {extra}: temporary files left: {}",
+            left.len()
+        );
+    }
 }
 
 // ------------------------------------------------------------------------------------------

@@ -163,6 +163,29 @@ impl<'a> JsonView<'a> {
     }
 }
 
+/// Two query ids of `ev` that are one key in the JSON forms (and in the Python package's
+/// dicts), which spell a qid as its text with each invalid UTF-8 sequence replaced by U+FFFD:
+/// `q\xff` and `q\xfe` both become `"q\u{fffd}"`, so one query's values would hide the
+/// other's. `None` when every qid is valid UTF-8 (checked first; the usual case costs one
+/// pass) or the replaced texts are distinct. The raw bytes of the first two found.
+pub fn qid_key_collision(ev: &Evaluation) -> Option<(&[u8], &[u8])> {
+    if ev
+        .queries
+        .iter()
+        .all(|q| std::str::from_utf8(&q.qid).is_ok())
+    {
+        return None;
+    }
+    let mut seen: std::collections::HashMap<std::borrow::Cow<'_, str>, &[u8]> =
+        std::collections::HashMap::with_capacity(ev.queries.len());
+    for q in &ev.queries {
+        if let Some(first) = seen.insert(String::from_utf8_lossy(&q.qid), &q.qid) {
+            return Some((first, &q.qid));
+        }
+    }
+    None
+}
+
 fn num(id: MeasureId, v: f64) -> Num {
     if id.is_count() {
         Num::Int(c_long(v))
