@@ -138,6 +138,17 @@ fn end_to_end(c: &mut Criterion) {
         b.iter(|| Qrels::from_bytes(black_box(&q), "qrels").expect("ok"))
     });
     g.finish();
+
+    // trec_eval's `-q` text of the same 20,000 queries × 6 measures (120,000 lines, most of
+    // them a `%6.4f` value).
+    let per_query = EvalOptions {
+        per_query: true,
+        ..opts
+    };
+    let ev = trec::evaluate_bytes(&qrels, &r, "run", &per_query, "qrels").expect("ok");
+    c.bench_function("render_text/20000q_per_query", |b| {
+        b.iter(|| trec::format::render_text(black_box(&ev), true, true))
+    });
 }
 
 criterion_group!(benches, kernels, end_to_end);
