@@ -392,10 +392,11 @@ fn not_an_input(path: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(
     Ok(())
 }
 
-/// Write `bytes` to `path` atomically (temporary file + rename); errors name the file.
+/// Write `bytes` to `path` as every output is written ([`crate::output::write_file`]:
+/// atomically, never over an input, a device or FIFO written in place, the temporary file
+/// removed on a signal); errors name the file.
 fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
-    routeval_bench_data::download::write_atomic(path, bytes)
-        .map_err(|e| Failure::bad_input(format!("{}: cannot write: {e}", path.display())))
+    crate::output::write_file(path, bytes)
 }
 
 impl ScoreArgs {

@@ -306,3 +306,59 @@ fn non_integer_label_names_file_and_line() {
         "{err}"
     );
 }
+
+/// `--rows` and `--save-predictions` are written as every other output: atomically into a
+/// regular file (the old one kept on failure), in place into a device or FIFO (never renamed
+/// over: `/dev/null` stays a character device), never over an input.
+#[test]
+fn rows_and_saved_predictions_are_outputs_like_any_other() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    tiny_build(&build, "1");
+    let b = build.to_str().unwrap();
+    let rows = dir.path().join("rows.jsonl");
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "score",
+        "--cmd",
+        "while read l; do echo 3; done",
+        "--build-dir",
+        b,
+        "--rows",
+        rows.to_str().unwrap(),
+        "--save-predictions",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&rows).unwrap().lines().count(), 3);
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {}", left.len());
+    // Over an input: refused, the input untouched.
+    let id = build.join("id_test.jsonl");
+    let before = std::fs::read(&id).unwrap();
+    let (code, _, err) = routeval(&[
+        "gqr",
+        "score",
+        "--cmd",
+        "while read l; do echo 3; done",
+        "--build-dir",
+        b,
+        "--rows",
+        id.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read(&id).unwrap(), before);
+}
