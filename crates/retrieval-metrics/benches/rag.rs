@@ -213,6 +213,21 @@ fn bench(c: &mut Criterion) {
             sink.len()
         })
     });
+    // The per-case rows (`--format jsonl|csv`), rendered a window at a time on the pool.
+    c.bench_function("rag/rows_jsonl_20000_id_cases", |b| {
+        b.iter(|| {
+            sink.clear();
+            black_box(&many_report).write_rows_jsonl(&mut sink).unwrap();
+            sink.len()
+        })
+    });
+    c.bench_function("rag/rows_csv_20000_id_cases", |b| {
+        b.iter(|| {
+            sink.clear();
+            black_box(&many_report).write_rows_csv(&mut sink).unwrap();
+            sink.len()
+        })
+    });
 }
 
 criterion_group! {

@@ -631,14 +631,16 @@ fn output_and_rows() {
 }
 
 /// `-o PATH` is streamed into its temporary file: every kind of output there equals what
-/// stdout gets without `-o`, for an input large enough to pass many writer buffers; a write
+/// stdout gets without `-o`, for an input large enough to pass many writer buffers and the
+/// rows' rendering windows (the rows in case order); a write
 /// that fails part-way (a file-size limit, EFBIG) is the reference's `[Errno 27]` line, exit
 /// 1, with the old file kept and no temporary file left.
 #[test]
 fn streamed_output_file_equals_stdout_and_a_failed_write_keeps_the_old_file() {
     let d = tempfile::tempdir().unwrap();
     let mut cases = String::from("[");
-    for i in 0..3000 {
+    // Past the rows' rendering windows (8,192 cases, four parts each) and their last part.
+    for i in 0..20_000 {
         if i > 0 {
             cases.push_str(", ");
         }
@@ -666,6 +668,22 @@ fn streamed_output_file_equals_stdout_and_a_failed_write_keeps_the_old_file() {
         );
         assert_eq!(out.status.code(), Some(0), "{file}");
         assert!(std::fs::read(&path).unwrap() == want.stdout, "{file}");
+        // The rows come in case order, every case once (rendered in parallel parts).
+        let text = String::from_utf8(want.stdout).unwrap();
+        let indexes: Vec<String> = match file {
+            "r.csv" => text
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').next().unwrap().to_string())
+                .collect(),
+            "r.jsonl" => text
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()["index"].to_string())
+                .collect(),
+            _ => continue,
+        };
+        let want_idx: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+        assert!(indexes == want_idx, "{file}: rows out of order");
     }
 
     // Every kind of output into `-o` (the csv writer wraps IO errors without their errno: the

@@ -988,8 +988,7 @@ impl RagReport {
     ///
     /// # Errors
     /// Write errors from `w`.
-    pub fn write_rows_csv<W: Write>(&self, w: W) -> std::io::Result<()> {
-        let mut wr = csv::Writer::from_writer(w);
+    pub fn write_rows_csv<W: Write>(&self, mut w: W) -> std::io::Result<()> {
         let (has_id, has_meta) = self.carried_columns();
         let mut header = Self::row_columns();
         if has_id {
@@ -998,45 +997,52 @@ impl RagReport {
         if has_meta {
             header.push("meta".into());
         }
-        wr.write_record(header)?;
+        // One writer's settings for the header and every part (the parts are records only).
+        let csv_writer = || csv::WriterBuilder::new().from_writer(Vec::new());
+        let mut head = csv_writer();
+        head.write_record(header)?;
+        w.write_all(&head.into_inner().map_err(|e| e.into_error())?)?;
         let cols = Metric::ALL;
         let text = |v: Option<&serde_json::Value>| match v {
             None => String::new(),
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
         };
-        for c in &self.per_case {
-            let mut row: Vec<String> = vec![
-                c.index.to_string(),
-                c.query.clone(),
-                c.n_retrieved.to_string(),
-                c.n_unique.to_string(),
-                c.n_relevant.to_string(),
-                if c.estimated { "True" } else { "False" }.to_string(),
-                super::pyfmt::float_repr(c.score()),
-            ];
-            for m in &cols {
-                row.push(
-                    c.metric(*m)
-                        .map(super::pyfmt::float_repr)
-                        .unwrap_or_default(),
-                );
+        self.write_rows_in_windows(&mut w, |chunk| {
+            let mut wr = csv_writer();
+            for c in chunk {
+                let mut row: Vec<String> = vec![
+                    c.index.to_string(),
+                    c.query.clone(),
+                    c.n_retrieved.to_string(),
+                    c.n_unique.to_string(),
+                    c.n_relevant.to_string(),
+                    if c.estimated { "True" } else { "False" }.to_string(),
+                    super::pyfmt::float_repr(c.score()),
+                ];
+                for m in &cols {
+                    row.push(
+                        c.metric(*m)
+                            .map(super::pyfmt::float_repr)
+                            .unwrap_or_default(),
+                    );
+                }
+                row.push(c.failures.len().to_string());
+                row.push(c.failure_reasons().collect::<Vec<_>>().join("; "));
+                if has_id {
+                    row.insert(1, text(c.id.as_deref()));
+                }
+                if has_meta {
+                    row.push(match &c.meta {
+                        Some(m) => m.to_string(),
+                        None => String::new(),
+                    });
+                }
+                wr.write_record(&row)?;
             }
-            row.push(c.failures.len().to_string());
-            row.push(c.failure_reasons().collect::<Vec<_>>().join("; "));
-            if has_id {
-                row.insert(1, text(c.id.as_deref()));
-            }
-            if has_meta {
-                row.push(match &c.meta {
-                    Some(m) => m.to_string(),
-                    None => String::new(),
-                });
-            }
-            wr.write_record(&row)?;
-        }
-        wr.flush()?;
-        Ok(())
+            wr.into_inner().map_err(|e| e.into_error())
+        })?;
+        w.flush()
     }
 
     /// Per-case rows as JSON Lines: one object per case with the [`row_columns`](Self::row_columns)
@@ -1051,41 +1057,42 @@ impl RagReport {
         let cols = Metric::ALL;
         let (has_id, has_meta) = self.carried_columns();
         let json = |v: Option<&serde_json::Value>| v.map_or("null".into(), |v| v.to_string());
-        for c in &self.per_case {
-            let mut o = String::from("{\"index\": ");
-            o.push_str(&c.index.to_string());
+        let row = |o: &mut String, c: &CaseResult| {
+            o.push_str("{\"index\": ");
+            o.push_str(itoa::Buffer::new().format(c.index));
             if has_id {
                 o.push_str(", \"id\": ");
                 o.push_str(&json(c.id.as_deref()));
             }
             o.push_str(", \"query\": ");
-            json_str_into(&mut o, &c.query);
-            o.push_str(&format!(
-                ", \"n_retrieved\": {}, \"n_unique\": {}, \"n_relevant\": {}, \"estimated\": {}, \"score\": {}",
-                c.n_retrieved,
-                c.n_unique,
-                c.n_relevant,
-                py_bool_json(c.estimated),
-                json_float(c.score())
-            ));
+            json_str_into(o, &c.query);
+            o.push_str(", \"n_retrieved\": ");
+            o.push_str(itoa::Buffer::new().format(c.n_retrieved));
+            o.push_str(", \"n_unique\": ");
+            o.push_str(itoa::Buffer::new().format(c.n_unique));
+            o.push_str(", \"n_relevant\": ");
+            o.push_str(itoa::Buffer::new().format(c.n_relevant));
+            o.push_str(", \"estimated\": ");
+            o.push_str(if c.estimated { "true" } else { "false" });
+            o.push_str(", \"score\": ");
+            o.push_str(&json_float(c.score()));
             for m in &cols {
                 o.push_str(", ");
-                json_str_into(&mut o, m.name());
+                json_str_into(o, m.name());
                 o.push_str(": ");
                 match c.metric(*m) {
                     Some(v) => o.push_str(&json_float(v)),
                     None => o.push_str("null"),
                 }
             }
-            o.push_str(&format!(
-                ", \"failures\": {}, \"failure_reasons\": [",
-                c.failures.len()
-            ));
+            o.push_str(", \"failures\": ");
+            o.push_str(itoa::Buffer::new().format(c.failures.len()));
+            o.push_str(", \"failure_reasons\": [");
             for (i, reason) in c.failure_reasons().enumerate() {
                 if i > 0 {
                     o.push_str(", ");
                 }
-                json_str_into(&mut o, reason);
+                json_str_into(o, reason);
             }
             o.push(']');
             if has_meta {
@@ -1093,8 +1100,36 @@ impl RagReport {
                 o.push_str(&json(c.meta.as_deref()));
             }
             o.push_str("}\n");
-            w.write_all(o.as_bytes())?;
-        }
+        };
+        self.write_rows_in_windows(&mut w, |chunk| {
+            let mut part = String::with_capacity(chunk.len() * 400);
+            for c in chunk {
+                row(&mut part, c);
+            }
+            Ok(part)
+        })?;
         w.flush()
+    }
+
+    /// Render the per-case rows a window at a time on rayon's pool (each window as four
+    /// parts, `render(cases)` giving a part's bytes) and write each window in order: the rows
+    /// of 100,000 cases are tens of MB, so they are neither rendered on one thread nor held
+    /// whole. The first rendering error is returned, nothing of its window written.
+    fn write_rows_in_windows<W: Write, P: AsRef<[u8]> + Send>(
+        &self,
+        w: &mut W,
+        render: impl Fn(&[CaseResult]) -> std::io::Result<P> + Sync,
+    ) -> std::io::Result<()> {
+        const WINDOW: usize = 8192;
+        for window in self.per_case.chunks(WINDOW) {
+            let parts: Vec<P> = window
+                .par_chunks(WINDOW / 4)
+                .map(&render)
+                .collect::<std::io::Result<_>>()?;
+            for part in &parts {
+                w.write_all(part.as_ref())?;
+            }
+        }
+        Ok(())
     }
 }
