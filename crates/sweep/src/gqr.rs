@@ -380,6 +380,13 @@ impl GqrSweepReport {
     /// "missing_sets"?, "points", "curve", "chosen", "headline" ([`crate::figures_json`]),
     /// "caveats"}`.
     pub fn to_json(&self) -> Value {
+        self.clone().into_json()
+    }
+
+    /// [`to_json`](Self::to_json) taking the report: the points (one JSON object per
+    /// threshold, 10k of them for a fine grid) move into the value instead of being copied.
+    pub fn into_json(mut self) -> Value {
+        let points = std::mem::take(&mut self.points);
         let mut o = Map::new();
         o.insert(
             "benchmark".into(),
@@ -399,9 +406,11 @@ impl GqrSweepReport {
         if self.partial() {
             o.insert("missing_sets".into(), json!(self.missing_sets));
         }
+        // The chosen threshold's point, copied before the points move.
+        let chosen_test = self.chosen.as_ref().map(|c| points[c.index].clone());
         o.insert(
             "points".into(),
-            Value::Array(self.points.iter().cloned().map(Value::Object).collect()),
+            Value::Array(points.into_iter().map(Value::Object).collect()),
         );
         o.insert(
             "curve".into(),
@@ -419,7 +428,7 @@ impl GqrSweepReport {
                 "calibration_texts": c.calibration_texts,
                 "threshold": num(self.grid[c.index]),
                 "calibration": Value::Object(c.calibration.clone()),
-                "test": Value::Object(self.points[c.index].clone()),
+                "test": Value::Object(chosen_test.clone().unwrap_or_default()),
             }),
         };
         o.insert("chosen".into(), chosen);

@@ -85,12 +85,17 @@ pub(crate) fn sweep(a: SweepArgs) -> CmdResult {
     if let Some(doc) = &doc {
         crate::report::write_html(&a.html, doc, stdin_used)?;
     }
+    if a.json && !(md && doc.is_some()) {
+        // The points move into the value (not copied) and it is written as it is serialized.
+        let json = report.into_json();
+        crate::common::emit_with(a.output.as_ref(), &mut |w| {
+            serde_json::to_writer(&mut *w, &json)?;
+            w.write_all(b"\n")
+        })?;
+        return Ok(EXIT_OK);
+    }
     let out = if let (true, Some(doc)) = (md, &doc) {
         crate::report::markdown(doc, stdin_used)
-    } else if a.json {
-        let mut s = serde_json::to_string(&report.to_json()).unwrap_or_default();
-        s.push('\n');
-        s
     } else {
         report.render_text()
     };
