@@ -946,6 +946,14 @@ fn trec_report(qrels: &str, run: &str, opts: &Options) -> Result<RagReport, Stri
     evaluate(&cases, opts, None).map_err(|e| e.to_string())
 }
 
+/// The per-case rows in `format`, streamed to `w`.
+fn write_rows(report: &RagReport, format: RowFormat, w: &mut impl Write) -> std::io::Result<()> {
+    match format {
+        RowFormat::Csv => report.write_rows_csv(w),
+        RowFormat::Jsonl => report.write_rows_jsonl(w),
+    }
+}
+
 /// Why the outputs could not be written.
 enum OutError {
     /// `--output` failed: the reference's `OSError` line, exit 1.
@@ -1033,8 +1041,7 @@ fn write_outputs(report: &RagReport, args: &RagArgs, shown: &Shown<'_>) -> Resul
         let write = || -> std::io::Result<()> {
             let mut f = crate::output::AtomicFile::create_io(Path::new(path))?;
             let written = match shown.format {
-                Some(RowFormat::Csv) => report.write_rows_csv(&mut f),
-                Some(RowFormat::Jsonl) => report.write_rows_jsonl(&mut f),
+                Some(format) => write_rows(report, format, &mut f),
                 None if path.to_lowercase().ends_with(".json") => {
                     routeval_views::rag::write_report_json(
                         report,
@@ -1074,11 +1081,7 @@ fn write_stdout(
         (Some(f), None) => {
             // Streamed, as into `-o`: the rows of 100,000 cases are tens of MB.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            match f {
-                RowFormat::Csv => report.write_rows_csv(&mut w),
-                RowFormat::Jsonl => report.write_rows_jsonl(&mut w),
-            }
-            .and_then(|()| w.flush())
+            write_rows(report, f, &mut w).and_then(|()| w.flush())
         }
         (None, _) if args.json => {
             // `Stdout` (not the lock) so that the report's writer thread can own the handle.

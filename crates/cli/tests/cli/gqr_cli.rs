@@ -257,14 +257,20 @@ fn tiny_build(dir: &Path, gold_label: &str) {
     std::fs::write(dir.join("ood_test.jsonl"), ood).unwrap();
 }
 
+/// A temporary directory holding a [`tiny_build`] in `build/`.
+fn tiny_build_dir(gold_label: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    tiny_build(&build, gold_label);
+    (dir, build)
+}
+
 /// A non-integer label (predicted in a file, answered by a router, or gold in the build) is one
 /// error line naming FILE:LINE (or the router's output line), exit 2.
 #[test]
 fn non_integer_label_names_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let build = dir.path().join("build");
-    std::fs::create_dir_all(&build).unwrap();
-    tiny_build(&build, "1");
+    let (dir, build) = tiny_build_dir("1");
     let b = build.to_str().unwrap();
     let pf = dir.path().join("preds.jsonl");
     std::fs::write(
@@ -313,19 +319,22 @@ fn non_integer_label_names_file_and_line() {
 #[test]
 fn rows_and_saved_predictions_are_outputs_like_any_other() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = tempfile::tempdir().unwrap();
-    let build = dir.path().join("build");
-    std::fs::create_dir_all(&build).unwrap();
-    tiny_build(&build, "1");
+    let (dir, build) = tiny_build_dir("1");
     let b = build.to_str().unwrap();
+    // `gqr score` with a router answering 3 (out of domain) for every text, and `outputs`.
+    let score = |outputs: &[&str]| {
+        let args = [
+            "gqr",
+            "score",
+            "--cmd",
+            "while read l; do echo 3; done",
+            "--build-dir",
+            b,
+        ];
+        routeval(&[&args[..], outputs].concat())
+    };
     let rows = dir.path().join("rows.jsonl");
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "score",
-        "--cmd",
-        "while read l; do echo 3; done",
-        "--build-dir",
-        b,
+    let (code, _, err) = score(&[
         "--rows",
         rows.to_str().unwrap(),
         "--save-predictions",
@@ -348,16 +357,7 @@ fn rows_and_saved_predictions_are_outputs_like_any_other() {
     // Over an input: refused, the input untouched.
     let id = build.join("id_test.jsonl");
     let before = std::fs::read(&id).unwrap();
-    let (code, _, err) = routeval(&[
-        "gqr",
-        "score",
-        "--cmd",
-        "while read l; do echo 3; done",
-        "--build-dir",
-        b,
-        "--rows",
-        id.to_str().unwrap(),
-    ]);
+    let (code, _, err) = score(&["--rows", id.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(std::fs::read(&id).unwrap(), before);
