@@ -69,13 +69,17 @@ fn eval_line(
             0,
         )));
     }
-    if let Err(e) = simdutf8::compat::from_utf8(line) {
-        return Err(LineError::Json(scan_error(
-            "invalid UTF-8",
-            e.valid_up_to(),
-        )));
-    }
-    doc.parse_projected(line, keys).map_err(LineError::Json)?;
+    let text = match simdutf8::compat::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(LineError::Json(scan_error(
+                "invalid UTF-8",
+                e.valid_up_to(),
+            )));
+        }
+    };
+    doc.parse_projected_str(text, keys)
+        .map_err(LineError::Json)?;
     if !doc.is_object() {
         let v: Value = serde_json::from_slice(line).map_err(LineError::Json)?;
         return Err(LineError::NotObject(json_kind(&v)));

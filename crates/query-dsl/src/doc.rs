@@ -164,11 +164,36 @@ impl Doc {
         bytes: &[u8],
         keys: &[&str],
     ) -> Result<(), serde_json::Error> {
+        self.parse_projected_from(serde_json::Deserializer::from_slice(bytes), bytes, keys)
+    }
+
+    /// [`Doc::parse_projected`] of a text already known to be UTF-8: the same result and
+    /// errors, without `serde_json` checking the UTF-8 of each kept string again.
+    ///
+    /// # Errors
+    /// As [`Doc::parse_projected`].
+    pub fn parse_projected_str(
+        &mut self,
+        text: &str,
+        keys: &[&str],
+    ) -> Result<(), serde_json::Error> {
+        self.parse_projected_from(
+            serde_json::Deserializer::from_str(text),
+            text.as_bytes(),
+            keys,
+        )
+    }
+
+    fn parse_projected_from<'de, R: serde_json::de::Read<'de>>(
+        &mut self,
+        mut de: serde_json::Deserializer<R>,
+        bytes: &[u8],
+        keys: &[&str],
+    ) -> Result<(), serde_json::Error> {
         use serde::de::DeserializeSeed;
         self.nodes.clear();
         self.text.clear();
         let mut dup = false;
-        let mut de = serde_json::Deserializer::from_slice(bytes);
         let done = TopSeed {
             seed: Seed {
                 doc: &mut *self,
@@ -713,6 +738,9 @@ mod tests {
             let mut doc = Doc::default();
             doc.parse_projected(text, &["a"]).unwrap();
             assert!(doc.parse_projected(text, &["b"]).is_err());
+            let text = std::str::from_utf8(text).unwrap();
+            doc.parse_projected_str(text, &["a"]).unwrap();
+            assert!(doc.parse_projected_str(text, &["b"]).is_err());
         }
         for text in bad {
             let want = serde_json::from_slice::<Value>(text)
@@ -721,6 +749,13 @@ mod tests {
             let mut doc = Doc::default();
             let got = doc.parse_projected(text, &["a"]).unwrap_err().to_string();
             assert_eq!(got, want, "{}", String::from_utf8_lossy(text));
+            if let Ok(text) = std::str::from_utf8(text) {
+                let got = doc
+                    .parse_projected_str(text, &["a"])
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(got, want, "{text}");
+            }
             let got = Doc::from_slice(text).unwrap_err().to_string();
             assert_eq!(got, want, "{}", String::from_utf8_lossy(text));
         }

@@ -137,7 +137,7 @@ proptest! {
         }
     }
 
-    /// Parsing text straight into a tape (`Doc::from_slice`, `Doc::parse_projected`, the
+    /// Parsing text straight into a tape (`Doc::from_slice`, `Doc::parse_projected` and `_str`, the
     /// path of `routeval filter`) gives the tape of the parsed `Value` (with the unread
     /// top-level members removed), also for texts with repeated keys (last value wins at the
     /// first position, as in `json.loads`), and the same query results as the full `Value`.
@@ -165,6 +165,9 @@ proptest! {
             prop_assert!(doc.is_object());
             prop_assert_eq!(&doc, &Doc::from_value(&projected).unwrap());
             prop_assert_eq!(query.matches_doc(&doc, m), query.matches(&full, m));
+            let mut from_str = Doc::default();
+            from_str.parse_projected_str(&text, &keys).unwrap();
+            prop_assert_eq!(&from_str, &doc);
         }
     }
 
