@@ -695,6 +695,8 @@ pub fn evaluate_run(
 /// A run of consecutive lines with the same qid inside one parse chunk.
 struct Segment<'a> {
     qid: &'a [u8],
+    /// The query's position in the qrels ([`Qrels::position`]), found by the chunk's worker.
+    qi: Option<usize>,
     start: usize,
     end: usize,
     result: Option<Result<QueryResult, QueryError>>,
@@ -745,15 +747,15 @@ fn parse_chunk<'a>(
         if eager && !closed.insert(qid) {
             eager = false;
         }
+        let qi = qrels.position(qid);
         let result = if first || last || !eager {
             None
         } else {
-            qrels
-                .position(qid)
-                .map(|qi| evaluate_docs(qid, docs, &qrels.queries()[qi], opts, &mut scratch))
+            qi.map(|qi| evaluate_docs(qid, docs, &qrels.queries()[qi], opts, &mut scratch))
         };
         out.segments.push(Segment {
             qid,
+            qi,
             start: s,
             end: e,
             result,
@@ -896,27 +898,20 @@ pub fn evaluate_bytes_with_progress(
     let n = qrels.len();
     let mut counts: Vec<u32> = vec![0; n];
     let mut run_only: rustc_hash::FxHashSet<&[u8]> = Default::default();
-    let mut located: Vec<Vec<Option<usize>>> = Vec::with_capacity(chunks.len());
-    for c in &chunks {
-        let mut at = Vec::with_capacity(c.segments.len());
-        for s in &c.segments {
-            let qi = qrels.position(s.qid);
-            match qi {
-                Some(qi) => counts[qi] = counts[qi].saturating_add(1),
-                None => {
-                    run_only.insert(s.qid);
-                }
+    for s in chunks.iter().flat_map(|c| &c.segments) {
+        match s.qi {
+            Some(qi) => counts[qi] = counts[qi].saturating_add(1),
+            None => {
+                run_only.insert(s.qid);
             }
-            at.push(qi);
         }
-        located.push(at);
     }
     let mut results: Vec<Option<Result<QueryResult, QueryError>>> = (0..n).map(|_| None).collect();
     // Queries evaluated after grouping: their segments' byte ranges in file order.
     let mut pending: rustc_hash::FxHashMap<usize, Vec<(usize, usize)>> = Default::default();
-    for (c, at) in chunks.into_iter().zip(located) {
-        for (s, qi) in c.segments.into_iter().zip(at) {
-            let Some(qi) = qi else { continue };
+    for c in chunks {
+        for s in c.segments {
+            let Some(qi) = s.qi else { continue };
             match s.result {
                 Some(r) if counts[qi] == 1 => results[qi] = Some(r),
                 _ => pending.entry(qi).or_default().push((s.start, s.end)),

@@ -510,7 +510,8 @@ pub(crate) fn line_chunks(buf: &[u8], n: usize, min: usize) -> Vec<usize> {
 #[derive(Debug, Clone, Default)]
 pub struct Qrels {
     queries: Vec<QueryQrels>,
-    index: IdMap<Box<[u8]>, usize>,
+    /// Positions in `queries`, hashed by their qid's [`hash_id`] (no second copy of the qids).
+    index: hashbrown::HashTable<usize>,
 }
 
 impl Qrels {
@@ -666,11 +667,11 @@ impl Qrels {
         // Every slot is filled above (a group is either taken or rebuilt); mapped in place (an
         // `Option<QueryQrels>` is a `QueryQrels` in size), not collected into a second vector.
         let queries: Vec<QueryQrels> = queries.into_iter().map(Option::unwrap_or_default).collect();
-        let index = queries
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q.qid.clone(), i))
-            .collect();
+        let mut index = hashbrown::HashTable::with_capacity(queries.len());
+        for (i, q) in queries.iter().enumerate() {
+            // The qids are distinct (grouped above).
+            index.insert_unique(hash_id(&q.qid), i, |&j| hash_id(&queries[j].qid));
+        }
         Qrels { queries, index }
     }
 
@@ -742,7 +743,9 @@ impl Qrels {
 
     /// The position of `qid` in [`Qrels::queries`].
     pub fn position(&self, qid: &[u8]) -> Option<usize> {
-        self.index.get(qid).copied()
+        self.index
+            .find(hash_id(qid), |&i| same_id(&self.queries[i].qid, qid))
+            .copied()
     }
 
     /// The judgments of `qid`.
