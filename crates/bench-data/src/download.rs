@@ -16,9 +16,7 @@
 
 use crate::net::{NetKind, NetOptions, UNPINNED_CAP};
 use routeval_core::SharedProgress;
-#[cfg(feature = "http")]
-use std::fs::OpenOptions;
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 #[cfg(feature = "http")]
@@ -178,31 +176,83 @@ pub fn part_path(dest: &Path) -> PathBuf {
     dest.with_file_name(name)
 }
 
-/// Write `bytes` to `dest` atomically (temp file in the same directory, then rename).
+/// Refuse to put a file at `path` when something other than a regular file (or a symbolic
+/// link, which a rename replaces without following) is there: a FIFO, a device, a socket or a
+/// directory would be replaced by a rename, and a FIFO opened for writing blocks until a reader
+/// comes. Nothing there is fine.
+///
+/// # Errors
+/// `InvalidInput` naming the kind of file found; the error of `lstat` other than "not found".
+pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    let kind = match fs::symlink_metadata(path) {
+        Ok(m) => m.file_type(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if kind.is_file() || kind.is_symlink() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a FIFO, device or socket)"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what} is in the way; move it or choose another directory"),
+    ))
+}
+
+/// Rename `from` over `to` after [`check_replaceable`] on `to`.
+///
+/// # Errors
+/// [`DownloadError::Io`] naming `to`.
+pub fn rename_into_place(from: &Path, to: &Path) -> Result<(), DownloadError> {
+    check_replaceable(to).map_err(io_err(to))?;
+    fs::rename(from, to).map_err(io_err(to))
+}
+
+/// Write `bytes` to `dest` atomically: a new temporary file in the same directory (created
+/// exclusively, so an existing file or link of that name is never written through), synced,
+/// then renamed over `dest`. `dest` must be absent, a regular file or a symbolic link
+/// ([`check_replaceable`]); the temporary file is removed on any failure.
+///
+/// # Errors
+/// [`DownloadError::Io`] naming `dest`.
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), DownloadError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     if let Some(dir) = dest.parent() {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
-    let mut name = dest
+    check_replaceable(dest).map_err(io_err(dest))?;
+    let base = dest
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(format!(".tmp{}", std::process::id()));
-    let tmp = dest.with_file_name(name);
-    let res = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, dest)
-    })();
-    if let Err(e) = res {
+    let (tmp, mut f) = loop {
+        let mut name = base.clone();
+        name.push(format!(
+            ".tmp{}.{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let tmp = dest.with_file_name(name);
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(dest)(e)),
+        }
+    };
+    let res = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(io_err(dest))
+        .and_then(|()| rename_into_place(&tmp, dest));
+    if res.is_err() {
         let _ = fs::remove_file(&tmp);
-        return Err(DownloadError::Io {
-            path: dest.to_path_buf(),
-            source: e,
-        });
     }
-    Ok(())
+    res
 }
 
 /// A blocking downloader (`ureq`, feature `http`, on by default; without it only cached files
@@ -291,7 +341,10 @@ impl Downloader {
         if let Some(dir) = dest.parent() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
+        // Before any transfer: what is in the way of the result or of its `.part`.
+        check_replaceable(dest).map_err(io_err(dest))?;
         let part = part_path(dest);
+        check_replaceable(&part).map_err(io_err(&part))?;
         let cap = size.unwrap_or(UNPINNED_CAP);
         let mut have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
         if have > cap {
@@ -309,7 +362,7 @@ impl Downloader {
                 got: hash,
             });
         }
-        fs::rename(&part, dest).map_err(io_err(dest))?;
+        rename_into_place(&part, dest)?;
         let bytes = fs::metadata(dest).map_err(io_err(dest))?.len();
         Ok(Downloaded {
             path: dest.to_path_buf(),

@@ -5,7 +5,7 @@
 //! sleeps and byte counts); timeouts are small so the suite stays fast.
 
 use routeval_bench_data::crb::public::{CrbDataError, Registry, Source, fetch};
-use routeval_bench_data::download::{DownloadError, Downloader, part_path};
+use routeval_bench_data::download::{DownloadError, Downloader, part_path, write_atomic};
 use routeval_bench_data::net::{NetKind, NetOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -301,4 +301,73 @@ fn every_crb_url_tried_is_listed_with_its_failure() {
     // Two of the three were network failures, both recorded for the hints.
     let kinds: Vec<NetKind> = f.net_failures.iter().map(|n| n.kind).collect();
     assert_eq!(kinds, [NetKind::Unreachable, NetKind::Timeout]);
+}
+
+/// A FIFO made with `mkfifo` (opening one for writing would block until a reader comes).
+fn mkfifo(p: &std::path::Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+fn is_fifo(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[test]
+fn a_fifo_where_a_download_or_its_part_goes_is_refused_before_any_transfer() {
+    let dir = tempfile::tempdir().unwrap();
+    for at_part in [false, true] {
+        let (base, ranges) = server(Behaviour::Small, 1);
+        let dest = dir.path().join(format!("f{at_part}"));
+        let fifo = if at_part {
+            part_path(&dest)
+        } else {
+            dest.clone()
+        };
+        mkfifo(&fifo);
+        let t = Instant::now();
+        let e = Downloader::default()
+            .with_net(quick(None))
+            .fetch(&format!("{base}/f"), &dest, None)
+            .unwrap_err();
+        assert!(t.elapsed() < Duration::from_secs(3), "no hang on the FIFO");
+        assert!(matches!(e, DownloadError::Io { .. }), "{e:?}");
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        assert!(is_fifo(&fifo), "the FIFO is left as it was");
+        // Refused before connecting: the server saw no request.
+        assert!(ranges.recv_timeout(Duration::from_millis(200)).is_err());
+    }
+}
+
+#[test]
+fn write_atomic_never_replaces_a_fifo_or_writes_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("manifest.json");
+    mkfifo(&fifo);
+    let e = write_atomic(&fifo, b"{}").unwrap_err();
+    assert!(e.to_string().contains("FIFO"), "{e}");
+    assert!(is_fifo(&fifo));
+    // Nothing left behind but the FIFO.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1);
+
+    // A symbolic link at the destination is replaced, its target untouched.
+    let target = dir.path().join("target.txt");
+    std::fs::write(&target, b"keep").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    write_atomic(&link, b"new").unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert_eq!(std::fs::read(&link).unwrap(), b"new");
+
+    // A directory in the way is named.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let e = write_atomic(&sub, b"x").unwrap_err();
+    assert!(e.to_string().contains("a directory is in the way"), "{e}");
 }

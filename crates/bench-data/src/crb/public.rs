@@ -488,8 +488,8 @@ fn download(
                 Vec::new(),
             );
         }
-        if let Err(e) = std::fs::rename(&staging, dest) {
-            return (Err(io_err(dest)(e)), false, Vec::new());
+        if let Err(e) = crate::download::rename_into_place(&staging, dest) {
+            return (Err(e.into()), false, Vec::new());
         }
         let verified = verdict == Verdict::Verified;
         return (
