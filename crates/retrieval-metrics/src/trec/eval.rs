@@ -724,7 +724,7 @@ fn parse_chunk<'a>(
     };
     let mut docs: Vec<Doc<'a>> = Vec::with_capacity(1024);
     let mut scratch = Scratch::default();
-    let mut cur: Option<(&'a [u8], usize)> = None;
+    let mut cur: Option<(&'a [u8], usize, Option<usize>)> = None;
     let mut pos = start;
     // Segments are evaluated when closed, except the chunk's first and last (they may continue
     // in a neighbouring chunk); those are evaluated after all chunks are parsed. Once a qid
@@ -739,6 +739,7 @@ fn parse_chunk<'a>(
     let mut eager = true;
     let mut close = |qid: &'a [u8],
                      s: usize,
+                     qi: Option<usize>,
                      e: usize,
                      docs: &mut Vec<Doc<'a>>,
                      out: &mut ChunkOut<'a>,
@@ -747,7 +748,6 @@ fn parse_chunk<'a>(
         if eager && !closed.insert(qid) {
             eager = false;
         }
-        let qi = qrels.position(qid);
         let result = if first || last || !eager {
             None
         } else {
@@ -771,12 +771,12 @@ fn parse_chunk<'a>(
                 out.records += 1;
                 out.last_tag = Some(tag);
                 match cur {
-                    Some((q, _)) if same_id(q, qid) => {}
-                    Some((q, s)) => {
-                        close(q, s, pos, &mut docs, &mut out, false);
-                        cur = Some((qid, pos));
+                    Some((q, _, _)) if same_id(q, qid) => {}
+                    Some((q, s, qi)) => {
+                        close(q, s, qi, pos, &mut docs, &mut out, false);
+                        cur = Some((qid, pos, open_query(qrels, qid)));
                     }
-                    None => cur = Some((qid, pos)),
+                    None => cur = Some((qid, pos, open_query(qrels, qid))),
                 }
                 docs.push(Doc {
                     key: score_key(score),
@@ -791,10 +791,20 @@ fn parse_chunk<'a>(
         }
         pos = next;
     }
-    if let Some((q, s)) = cur {
-        close(q, s, end, &mut docs, &mut out, true);
+    if let Some((q, s, qi)) = cur {
+        close(q, s, qi, end, &mut docs, &mut out, true);
     }
     out
+}
+
+/// The qrels position of a segment's query, looked up when its first line is read, and its
+/// judgments touched (a load of each array's last entry) so that they are on their way into
+/// the cache while the segment's lines are parsed, not waited for when it is evaluated.
+#[inline]
+fn open_query(qrels: &Qrels, qid: &[u8]) -> Option<usize> {
+    let qi = qrels.position(qid)?;
+    qrels.queries()[qi].touch();
+    Some(qi)
 }
 
 /// Re-read the documents of `segs` (already validated lines) into `docs`.
