@@ -340,6 +340,37 @@ impl<'a> DocTable<'a> {
             i = (i + 1) & mask;
         }
     }
+
+    /// Record the retrieved document `docno` (hash `h`) at line offset `pos`: its qrels value
+    /// (`None` when unjudged), or `Err(previous position)` when it was retrieved before. One
+    /// probe that writes what it decided and returns it, so the caller never reads back a
+    /// slot just written (an unjudged document's new slot).
+    #[inline]
+    fn retrieve(&mut self, docno: &'a [u8], h: u64, pos: u64) -> Result<Option<i32>, u64> {
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let s = &mut self.slots[i];
+            if s.generation != self.generation {
+                *s = Slot {
+                    generation: self.generation,
+                    rel: None,
+                    hash: h,
+                    docno,
+                    seen: pos + 1,
+                };
+                return Ok(None);
+            }
+            if s.hash == h && same_id(s.docno, docno) {
+                if s.seen != 0 {
+                    return Err(s.seen - 1);
+                }
+                s.seen = pos + 1;
+                return Ok(s.rel);
+            }
+            i = (i + 1) & mask;
+        }
+    }
 }
 
 #[derive(Default)]
@@ -376,22 +407,21 @@ fn evaluate_docs<'a>(
     }
     scratch.rels.clear();
     for d in docs.iter() {
-        let slot = table.entry(d.docno, hash_id(d.docno), None);
-        if slot.seen != 0 {
-            let prev = slot.seen - 1;
-            let (first, second) = if prev <= d.pos {
-                (prev, d.pos)
-            } else {
-                (d.pos, prev)
-            };
-            return Err(QueryError::RunDup {
-                docno: d.docno.into(),
-                first,
-                second,
-            });
+        match table.retrieve(d.docno, hash_id(d.docno), d.pos) {
+            Ok(rel) => scratch.rels.push(rel),
+            Err(prev) => {
+                let (first, second) = if prev <= d.pos {
+                    (prev, d.pos)
+                } else {
+                    (d.pos, prev)
+                };
+                return Err(QueryError::RunDup {
+                    docno: d.docno.into(),
+                    first,
+                    second,
+                });
+            }
         }
-        slot.seen = d.pos + 1;
-        scratch.rels.push(slot.rel);
     }
     if let Some((docno, line)) = qq.duplicate() {
         return Err(QueryError::QrelsDup {
