@@ -184,16 +184,32 @@ pub fn part_path(dest: &Path) -> PathBuf {
 /// # Errors
 /// `InvalidInput` naming the kind of file found; the error of `lstat` other than "not found".
 pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    check_in_the_way(path, true)
+}
+
+/// Refuse to open `path` for writing unless nothing or a regular file is there. A symbolic
+/// link is refused too: opening follows it (a `.part` linked to a FIFO would block, one linked
+/// to another file would overwrite it).
+///
+/// # Errors
+/// As [`check_replaceable`].
+pub fn check_writable_in_place(path: &Path) -> std::io::Result<()> {
+    check_in_the_way(path, false)
+}
+
+fn check_in_the_way(path: &Path, link_ok: bool) -> std::io::Result<()> {
     let kind = match fs::symlink_metadata(path) {
         Ok(m) => m.file_type(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
-    if kind.is_file() || kind.is_symlink() {
+    if kind.is_file() || (link_ok && kind.is_symlink()) {
         return Ok(());
     }
     let what = if kind.is_dir() {
         "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
     } else {
         "not a regular file (a FIFO, device or socket)"
     };
@@ -344,7 +360,7 @@ impl Downloader {
         // Before any transfer: what is in the way of the result or of its `.part`.
         check_replaceable(dest).map_err(io_err(dest))?;
         let part = part_path(dest);
-        check_replaceable(&part).map_err(io_err(&part))?;
+        check_writable_in_place(&part).map_err(io_err(&part))?;
         let cap = size.unwrap_or(UNPINNED_CAP);
         let mut have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
         if have > cap {

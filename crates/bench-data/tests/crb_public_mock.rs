@@ -310,3 +310,44 @@ fn shared_manifest_is_the_pinned_upstream_file() {
         Verdict::Verified
     );
 }
+
+#[test]
+fn a_fifo_where_the_bank_goes_is_refused_before_it_is_downloaded() {
+    let bank = bank_bytes();
+    let reg = registry(
+        Some(&FileHashes::of(&bank)),
+        Some(&FileHashes::of(MANIFEST)),
+    );
+    let (base, log) = mock(routes(Route::File(bank)));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("b");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("question_bank.jsonl");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = fetch_from(&reg, &dir, &base);
+    assert!(out.installed.is_none());
+    let bank_file = out
+        .files
+        .iter()
+        .find(|f| f.name == "question_bank.jsonl")
+        .unwrap();
+    let e = bank_file.result.as_ref().unwrap_err().to_string();
+    assert!(e.contains("FIFO"), "{e}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    // The bank was never requested (the manifest may have been).
+    let asked: Vec<String> = log.lock().unwrap().iter().map(|l| l.0.clone()).collect();
+    assert!(
+        !asked.iter().any(|p| p.ends_with("question_bank.jsonl")),
+        "{asked:?}"
+    );
+}

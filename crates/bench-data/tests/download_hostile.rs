@@ -344,6 +344,38 @@ fn a_fifo_where_a_download_or_its_part_goes_is_refused_before_any_transfer() {
 }
 
 #[test]
+fn a_part_that_is_a_symbolic_link_is_refused_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let precious = dir.path().join("precious");
+    std::fs::write(&precious, b"keep").unwrap();
+    // The FIFO last: followed, it would block (a mutant fails on the others first).
+    for target in [&precious, &dir.path().join("absent"), &fifo] {
+        let (base, ranges) = server(Behaviour::Small, 1);
+        let dest = dir.path().join("out.bin");
+        let part = part_path(&dest);
+        let _ = std::fs::remove_file(&part);
+        std::os::unix::fs::symlink(target, &part).unwrap();
+        let t = Instant::now();
+        let e = Downloader::default()
+            .with_net(quick(None))
+            .fetch(&format!("{base}/f"), &dest, None)
+            .unwrap_err();
+        assert!(t.elapsed() < Duration::from_secs(3), "no hang");
+        assert!(
+            e.to_string().contains("a symbolic link is in the way"),
+            "{e}"
+        );
+        assert!(ranges.recv_timeout(Duration::from_millis(200)).is_err());
+        assert!(!dest.exists());
+    }
+    assert!(is_fifo(&fifo));
+    assert_eq!(std::fs::read(&precious).unwrap(), b"keep");
+    assert!(!dir.path().join("absent").exists());
+}
+
+#[test]
 fn write_atomic_never_replaces_a_fifo_or_writes_through_a_link() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("manifest.json");

@@ -452,6 +452,10 @@ fn download(
     dest: &Path,
     downloader: &Downloader,
 ) -> (Result<InstalledFile, CrbDataError>, bool, Vec<NetFailure>) {
+    // What is in the way of the installed file is refused before any transfer.
+    if let Err(e) = crate::download::check_replaceable(dest) {
+        return (Err(io_err(dest)(e)), false, Vec::new());
+    }
     let staging = install_dir.join(".download").join(&f.name);
     let mut errors: Vec<DownloadError> = Vec::new();
     let mut all_network = !urls.is_empty();
