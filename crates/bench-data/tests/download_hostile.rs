@@ -317,11 +317,27 @@ fn is_fifo(p: &std::path::Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_fifo())
 }
 
+/// Fetch `dest` from a one-connection server and expect a refusal: returned within 3 s (no
+/// hang on a FIFO) and before any request reached the server.
+fn fetch_refused(dest: &std::path::Path) -> DownloadError {
+    let (base, ranges) = server(Behaviour::Small, 1);
+    let t = Instant::now();
+    let e = Downloader::default()
+        .with_net(quick(None))
+        .fetch(&format!("{base}/f"), dest, None)
+        .unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(3), "no hang: {e}");
+    assert!(
+        ranges.recv_timeout(Duration::from_millis(200)).is_err(),
+        "refused before any request"
+    );
+    e
+}
+
 #[test]
 fn a_fifo_where_a_download_or_its_part_goes_is_refused_before_any_transfer() {
     let dir = tempfile::tempdir().unwrap();
     for at_part in [false, true] {
-        let (base, ranges) = server(Behaviour::Small, 1);
         let dest = dir.path().join(format!("f{at_part}"));
         let fifo = if at_part {
             part_path(&dest)
@@ -329,17 +345,10 @@ fn a_fifo_where_a_download_or_its_part_goes_is_refused_before_any_transfer() {
             dest.clone()
         };
         mkfifo(&fifo);
-        let t = Instant::now();
-        let e = Downloader::default()
-            .with_net(quick(None))
-            .fetch(&format!("{base}/f"), &dest, None)
-            .unwrap_err();
-        assert!(t.elapsed() < Duration::from_secs(3), "no hang on the FIFO");
+        let e = fetch_refused(&dest);
         assert!(matches!(e, DownloadError::Io { .. }), "{e:?}");
         assert!(e.to_string().contains("FIFO"), "{e}");
         assert!(is_fifo(&fifo), "the FIFO is left as it was");
-        // Refused before connecting: the server saw no request.
-        assert!(ranges.recv_timeout(Duration::from_millis(200)).is_err());
     }
 }
 
@@ -352,22 +361,15 @@ fn a_part_that_is_a_symbolic_link_is_refused_not_followed() {
     std::fs::write(&precious, b"keep").unwrap();
     // The FIFO last: followed, it would block (a mutant fails on the others first).
     for target in [&precious, &dir.path().join("absent"), &fifo] {
-        let (base, ranges) = server(Behaviour::Small, 1);
         let dest = dir.path().join("out.bin");
         let part = part_path(&dest);
         let _ = std::fs::remove_file(&part);
         std::os::unix::fs::symlink(target, &part).unwrap();
-        let t = Instant::now();
-        let e = Downloader::default()
-            .with_net(quick(None))
-            .fetch(&format!("{base}/f"), &dest, None)
-            .unwrap_err();
-        assert!(t.elapsed() < Duration::from_secs(3), "no hang");
+        let e = fetch_refused(&dest);
         assert!(
             e.to_string().contains("a symbolic link is in the way"),
             "{e}"
         );
-        assert!(ranges.recv_timeout(Duration::from_millis(200)).is_err());
         assert!(!dest.exists());
     }
     assert!(is_fifo(&fifo));

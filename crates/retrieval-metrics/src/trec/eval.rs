@@ -317,59 +317,62 @@ impl<'a> DocTable<'a> {
         }
     }
 
-    /// The slot of `docno` (whose [`hash_id`] is `h`), inserted with `rel` when absent.
+    /// Where `docno` (whose [`hash_id`] is `h`) is, or the free slot where it would go, and
+    /// whether it is there: the one probe of [`DocTable::judge`] and [`DocTable::retrieve`].
     #[inline]
-    fn entry(&mut self, docno: &'a [u8], h: u64, rel: Option<i32>) -> &mut Slot<'a> {
+    fn probe(&self, docno: &[u8], h: u64) -> (usize, bool) {
         let mask = self.slots.len() - 1;
         let mut i = h as usize & mask;
         loop {
             let s = &self.slots[i];
             if s.generation != self.generation {
-                self.slots[i] = Slot {
-                    generation: self.generation,
-                    rel,
-                    hash: h,
-                    docno,
-                    seen: 0,
-                };
-                return &mut self.slots[i];
+                return (i, false);
             }
             if s.hash == h && same_id(s.docno, docno) {
-                return &mut self.slots[i];
+                return (i, true);
             }
             i = (i + 1) & mask;
         }
     }
 
+    /// Record the judged document `docno` (hash `h`) with its qrels value (a repeated docno
+    /// keeps the first value; the qrels reader reports the duplicate).
+    #[inline]
+    fn judge(&mut self, docno: &'a [u8], h: u64, rel: i32) {
+        if let (i, false) = self.probe(docno, h) {
+            self.slots[i] = Slot {
+                generation: self.generation,
+                rel: Some(rel),
+                hash: h,
+                docno,
+                seen: 0,
+            };
+        }
+    }
+
     /// Record the retrieved document `docno` (hash `h`) at line offset `pos`: its qrels value
-    /// (`None` when unjudged), or `Err(previous position)` when it was retrieved before. One
-    /// probe that writes what it decided and returns it, so the caller never reads back a
-    /// slot just written (an unjudged document's new slot).
+    /// (`None` when unjudged), or `Err(previous position)` when it was retrieved before. The
+    /// decision is written and returned, so the caller never reads back a slot just written
+    /// (an unjudged document's new slot).
     #[inline]
     fn retrieve(&mut self, docno: &'a [u8], h: u64, pos: u64) -> Result<Option<i32>, u64> {
-        let mask = self.slots.len() - 1;
-        let mut i = h as usize & mask;
-        loop {
-            let s = &mut self.slots[i];
-            if s.generation != self.generation {
-                *s = Slot {
-                    generation: self.generation,
-                    rel: None,
-                    hash: h,
-                    docno,
-                    seen: pos + 1,
-                };
-                return Ok(None);
-            }
-            if s.hash == h && same_id(s.docno, docno) {
-                if s.seen != 0 {
-                    return Err(s.seen - 1);
-                }
-                s.seen = pos + 1;
-                return Ok(s.rel);
-            }
-            i = (i + 1) & mask;
+        let (i, found) = self.probe(docno, h);
+        let s = &mut self.slots[i];
+        if !found {
+            *s = Slot {
+                generation: self.generation,
+                rel: None,
+                hash: h,
+                docno,
+                seen: pos + 1,
+            };
+            return Ok(None);
         }
+        if s.seen != 0 {
+            return Err(s.seen - 1);
+        }
+        s.seen = pos + 1;
+        Ok(s.rel)
     }
 }
 
@@ -403,7 +406,7 @@ fn evaluate_docs<'a>(
     let table = &mut scratch.table;
     table.reset(qq.len() + docs.len());
     for i in 0..qq.len() {
-        table.entry(qq.docno(i), qq.docno_hash(i), Some(qq.rel_at(i)));
+        table.judge(qq.docno(i), qq.docno_hash(i), qq.rel_at(i));
     }
     scratch.rels.clear();
     for d in docs.iter() {
