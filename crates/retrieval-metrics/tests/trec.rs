@@ -99,6 +99,54 @@ fn interleaved_run_equals_grouped_run() {
     assert_eq!(a.queries.len(), 300);
 }
 
+/// A run of several parse chunks, grouped by query except one query split between its start
+/// and its end, with judged queries missing and queries without judgments: the chunked byte
+/// path gives the in-memory path's results in qrels order, with and without `-c`.
+#[test]
+fn multi_chunk_run_agrees_with_the_in_memory_path() {
+    let mut q = String::new();
+    for qi in 0..2_000 {
+        // Every fifth query judged but absent from the run; its judgments still count.
+        for d in 0..12 {
+            q.push_str(&format!("q{qi} 0 d{} {}\n", d * 3, (qi + d) % 3));
+        }
+    }
+    let qrels = Qrels::from_bytes(q.as_bytes(), "q").unwrap();
+    let mut run = String::new();
+    let line = |qi: usize, d: usize| {
+        format!(
+            "q{qi} Q0 d{d} {d} {} a_run_tag_long_enough_to_make_several_chunks\n",
+            ((qi * 31 + d * 17) % 29) as f64 / 8.0
+        )
+    };
+    for d in 0..20 {
+        run.push_str(&line(1, d));
+    }
+    for qi in (0..2_500).filter(|qi| qi % 5 != 0 && *qi != 1) {
+        for d in 0..36 {
+            run.push_str(&line(qi, d));
+        }
+    }
+    for d in 20..36 {
+        run.push_str(&line(1, d));
+    }
+    assert!(run.len() > 4 << 20, "several 1 MB chunks: {}", run.len());
+    let parsed = Run::from_bytes(run.as_bytes(), "r").unwrap();
+    for complete in [false, true] {
+        let opts = EvalOptions {
+            complete,
+            ..all_trec(true)
+        };
+        let a = trec::evaluate_bytes(&qrels, run.as_bytes(), "r", &opts, "q").unwrap();
+        let b = trec::evaluate_run(&qrels, &parsed, &opts, "q").unwrap();
+        assert_eq!(a, b, "complete = {complete}");
+        let want = if complete { 2_000 } else { 1_600 };
+        assert_eq!(a.queries.len(), want);
+        assert_eq!(a.run_only_queries, 400);
+        assert_eq!(a.judged_without_results, 400);
+    }
+}
+
 /// Shards of per-query values merged = one pass: counts exact, sums within 1e-12 relative.
 #[test]
 fn accumulator_shards_merge_to_one_pass() {

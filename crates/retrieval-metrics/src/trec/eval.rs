@@ -596,11 +596,12 @@ fn query_error(
     }
 }
 
-/// Put per-query results (indexed by qrels position) together into an [`Evaluation`].
+/// Put per-query results, given in qrels order (one item per qrels query), together into an
+/// [`Evaluation`].
 #[allow(clippy::too_many_arguments)] // one call site per reader kind; a struct would only rename them
 fn assemble(
     qrels: &Qrels,
-    results: Vec<Option<Result<QueryResult, QueryError>>>,
+    results: impl IntoIterator<Item = Option<Result<QueryResult, QueryError>>>,
     runid: Box<[u8]>,
     opts: &EvalOptions,
     qrels_source: &str,
@@ -723,6 +724,17 @@ pub fn evaluate_run(
         judged_without_results_ids: missing_ids,
         ..ev
     })
+}
+
+/// Where [`evaluate_bytes`] finds a qrels query's result.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// No result (no run line; without `-c`).
+    None,
+    /// In `chunks[chunk].segments[segment].result`, evaluated while its chunk was parsed.
+    Segment { chunk: usize, segment: usize },
+    /// Evaluated after grouping: the `k`th of those results.
+    Evaluated(usize),
 }
 
 /// A run of consecutive lines with the same qid inside one parse chunk.
@@ -893,16 +905,20 @@ pub fn evaluate_bytes_with_progress(
     progress: &dyn Progress,
 ) -> Result<Evaluation, Error> {
     let run = super::parse::strip_bom(run);
-    let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 8, 1 << 20);
+    let bounds = line_chunks(run, rayon::current_num_threads().max(1) * 32, 1 << 20);
     progress.stage(
         &format!("parsing {run_source}"),
         Some(run.len() as u64),
         Unit::Bytes,
     );
-    let chunks: Vec<ChunkOut> = bounds
+    // One rayon job per chunk (`with_max_len(1)`): rayon's default splitting hands each
+    // thread a range of chunks to parse in turn, which another thread cannot take over, so
+    // one thread could be left parsing alone for several chunks at the end.
+    let mut chunks: Vec<ChunkOut> = bounds
         .windows(2)
         .collect::<Vec<_>>()
         .into_par_iter()
+        .with_max_len(1)
         .map(|w| {
             let c = parse_chunk(run, w[0], w[1], qrels, opts);
             progress.advance((w[1] - w[0]) as u64);
@@ -949,14 +965,23 @@ pub fn evaluate_bytes_with_progress(
             }
         }
     }
-    let mut results: Vec<Option<Result<QueryResult, QueryError>>> = (0..n).map(|_| None).collect();
+    // Where each query's result is (24 bytes a query): the results stay in the segments
+    // that hold them, in memory the workers have already touched, and are taken from there in
+    // qrels order by `assemble` (a vector of the results themselves, 80 bytes a query, was
+    // 8 MB of fresh pages for 100k queries, faulted in on this one thread).
+    let mut origin: Vec<Origin> = vec![Origin::None; n];
     // Queries evaluated after grouping: their segments' byte ranges in file order.
     let mut pending: rustc_hash::FxHashMap<usize, Vec<(usize, usize)>> = Default::default();
-    for c in chunks {
-        for s in c.segments {
+    for (c, chunk) in chunks.iter().enumerate() {
+        for (k, s) in chunk.segments.iter().enumerate() {
             let Some(qi) = s.qi else { continue };
             match s.result {
-                Some(r) if counts[qi] == 1 => results[qi] = Some(r),
+                Some(_) if counts[qi] == 1 => {
+                    origin[qi] = Origin::Segment {
+                        chunk: c,
+                        segment: k,
+                    }
+                }
                 _ => pending.entry(qi).or_default().push((s.start, s.end)),
             }
         }
@@ -971,7 +996,7 @@ pub fn evaluate_bytes_with_progress(
         .collect();
     progress.stage("evaluating queries", Some(n as u64), Unit::Items);
     // Already evaluated, and (without `-c`) the queries without results, which need nothing.
-    let done = results.iter().filter(|r| r.is_some()).count() as u64;
+    let done = origin.iter().filter(|o| !matches!(o, Origin::None)).count() as u64;
     progress.advance(done + if opts.complete { 0 } else { missing });
     let mut todo: Vec<(usize, Vec<(usize, usize)>)> = pending.into_iter().collect();
     if opts.complete {
@@ -1000,9 +1025,19 @@ pub fn evaluate_bytes_with_progress(
             )
         })
         .collect();
-    for (qi, r) in evaluated {
-        results[qi] = Some(r);
-    }
+    let mut evaluated: Vec<Option<Result<QueryResult, QueryError>>> = evaluated
+        .into_iter()
+        .enumerate()
+        .map(|(k, (qi, r))| {
+            origin[qi] = Origin::Evaluated(k);
+            Some(r)
+        })
+        .collect();
+    let results = origin.iter().map(|o| match *o {
+        Origin::None => None,
+        Origin::Segment { chunk, segment } => chunks[chunk].segments[segment].result.take(),
+        Origin::Evaluated(k) => evaluated[k].take(),
+    });
     assemble(
         qrels,
         results,

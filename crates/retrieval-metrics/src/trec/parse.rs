@@ -548,8 +548,11 @@ impl Qrels {
         // Parse chunks of lines in parallel (64 KiB and up: the queries are built in this pass,
         // so a small file is split too); line numbers are fixed up per chunk afterwards.
         let bounds = line_chunks(buf, rayon::current_num_threads().max(1) * 4, 64 << 10);
+        // One rayon job per chunk (`with_max_len(1)`), so that no thread is left reading a
+        // range of chunks alone at the end (rayon's default splitting).
         let parsed: Vec<(QrelChunk, u64, Option<Error>)> = bounds
             .par_windows(2)
+            .with_max_len(1)
             .map(|w| parse_qrels_chunk(&buf[w[0]..w[1]], source))
             .collect();
         let mut chunks: Vec<QrelChunk> = Vec::with_capacity(parsed.len());
@@ -610,7 +613,12 @@ impl Qrels {
         let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs.len());
         let mut g = 0;
         for i in 1..=order.len() {
-            if i == order.len() || !same_id(run(order[i]).0, run(order[g]).0) {
+            // Different prefix words are different qids: the qids themselves (scattered over
+            // the input, a cache miss each) are read only where the words agree.
+            if i == order.len()
+                || order[i] >> 64 != order[g] >> 64
+                || !same_id(run(order[i]).0, run(order[g]).0)
+            {
                 groups.push(g..i);
                 g = i;
             }
