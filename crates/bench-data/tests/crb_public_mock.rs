@@ -97,6 +97,11 @@ fn bank_bytes() -> Vec<u8> {
 const MANIFEST: &[u8] = b"{\"sources\": {\"bfcl\": {\"line_count\": 400}}}\n";
 
 /// A registry pinning `bank` and `manifest` by the given hashes (`None` = unverified).
+/// A registry pinning `bank` and [`MANIFEST`] by their hashes.
+fn pinned_registry(bank: &[u8]) -> Registry {
+    registry(Some(&FileHashes::of(bank)), Some(&FileHashes::of(MANIFEST)))
+}
+
 fn registry(bank: Option<&FileHashes>, manifest: Option<&FileHashes>) -> Registry {
     let entry = |role: &str, name: &str, h: Option<&FileHashes>| {
         serde_json::json!({
@@ -137,10 +142,7 @@ fn fetch_from(reg: &Registry, dir: &Path, base: &str) -> FetchOutcome {
 #[test]
 fn success_installs_verified_files_then_a_second_fetch_is_a_cache_hit() {
     let bank = bank_bytes();
-    let reg = registry(
-        Some(&FileHashes::of(&bank)),
-        Some(&FileHashes::of(MANIFEST)),
-    );
+    let reg = pinned_registry(&bank);
     let (base, log) = mock(routes(Route::File(bank.clone())));
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("crb/test-bank");
@@ -186,10 +188,7 @@ fn not_found_installs_nothing() {
 #[test]
 fn truncated_body_keeps_a_part_file_and_the_next_fetch_resumes() {
     let bank = bank_bytes();
-    let reg = registry(
-        Some(&FileHashes::of(&bank)),
-        Some(&FileHashes::of(MANIFEST)),
-    );
+    let reg = pinned_registry(&bank);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("b");
     let (base, _) = mock(routes(Route::Truncate(bank.clone(), 9_000)));
@@ -239,10 +238,7 @@ fn bad_hash_deletes_the_download_and_installs_nothing() {
     assert!(!dir.join(".download/question_bank.jsonl").exists());
     assert!(!part_path(&dir.join(".download/question_bank.jsonl")).exists());
     // A blake3-pinned file is refused by the downloader itself.
-    let reg = registry(
-        Some(&FileHashes::of(&bank)),
-        Some(&FileHashes::of(MANIFEST)),
-    );
+    let reg = pinned_registry(&bank);
     let mut wrong = bank.clone();
     wrong[7] ^= 1;
     let (base, _) = mock(routes(Route::File(wrong)));
@@ -314,20 +310,13 @@ fn shared_manifest_is_the_pinned_upstream_file() {
 #[test]
 fn a_fifo_where_the_bank_goes_is_refused_before_it_is_downloaded() {
     let bank = bank_bytes();
-    let reg = registry(
-        Some(&FileHashes::of(&bank)),
-        Some(&FileHashes::of(MANIFEST)),
-    );
+    let reg = pinned_registry(&bank);
     let (base, log) = mock(routes(Route::File(bank)));
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("b");
     std::fs::create_dir_all(&dir).unwrap();
     let fifo = dir.join("question_bank.jsonl");
-    let st = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    routeval_test_support::fifo::mkfifo(&fifo);
     let out = fetch_from(&reg, &dir, &base);
     assert!(out.installed.is_none());
     let bank_file = out
@@ -337,13 +326,7 @@ fn a_fifo_where_the_bank_goes_is_refused_before_it_is_downloaded() {
         .unwrap();
     let e = bank_file.result.as_ref().unwrap_err().to_string();
     assert!(e.contains("FIFO"), "{e}");
-    use std::os::unix::fs::FileTypeExt;
-    assert!(
-        std::fs::symlink_metadata(&fifo)
-            .unwrap()
-            .file_type()
-            .is_fifo()
-    );
+    assert!(routeval_test_support::fifo::is_fifo(&fifo));
     // The bank was never requested (the manifest may have been).
     let asked: Vec<String> = log.lock().unwrap().iter().map(|l| l.0.clone()).collect();
     assert!(

@@ -7,6 +7,7 @@
 use routeval_bench_data::crb::public::{CrbDataError, Registry, Source, fetch};
 use routeval_bench_data::download::{DownloadError, Downloader, part_path, write_atomic};
 use routeval_bench_data::net::{NetKind, NetOptions};
+use routeval_test_support::fifo::{is_fifo, mkfifo};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -301,20 +302,6 @@ fn every_crb_url_tried_is_listed_with_its_failure() {
     // Two of the three were network failures, both recorded for the hints.
     let kinds: Vec<NetKind> = f.net_failures.iter().map(|n| n.kind).collect();
     assert_eq!(kinds, [NetKind::Unreachable, NetKind::Timeout]);
-}
-
-/// A FIFO made with `mkfifo` (opening one for writing would block until a reader comes).
-fn mkfifo(p: &std::path::Path) {
-    let st = std::process::Command::new("mkfifo")
-        .arg(p)
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
-
-fn is_fifo(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// Fetch `dest` from a one-connection server and expect a refusal: returned within 3 s (no

@@ -11,8 +11,11 @@
 //!   `float.hex`), so GQR values go through the same strict comparison;
 //! * [`golden`]: reading golden files and globbing golden folders, with count guards so a
 //!   deleted or emptied file fails the test that reads it;
-//! * [`gqr`]: the example GQR build the CLI suites score against.
+//! * [`gqr`]: the example GQR build the CLI suites score against;
+//! * [`fifo`] (Unix): making and recognising named pipes.
 
+#[cfg(unix)]
+pub mod fifo;
 pub mod golden;
 pub mod gqr;
 pub mod json;
