@@ -1,6 +1,10 @@
 """Side-by-side timings of routeval's Python package against the references, in one process.
 
-    python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000] [--only construct]
+    python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000] [--runs 5]
+                                   [--only construct]
+
+Every figure is the median of ``--runs`` timed calls (default 5, as issue 26 asks) on each
+side, the two sides alternated call by call, so a slow minute of the machine hits both.
 
 Needs routeval (pip install ./crates/python), pytrec-eval-terrier and rag-quality-check==0.1.0.
 Prints one line per comparison; results go into benches/python.md by hand, with the
@@ -26,17 +30,25 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def best_of(n, f):
-    """Best wall time of ``n`` calls; the CPU time of that call is kept in ``best_of.cpu``
-    (routeval runs on every core: on a loaded machine its wall time is an upper bound)."""
-    best = float("inf")
-    for _ in range(n):
-        t, c = time.perf_counter(), cpu_seconds()
-        f()
-        wall, cpu = time.perf_counter() - t, cpu_seconds() - c
-        if wall < best:
-            best, best_of.cpu = wall, cpu
-    return best
+def median_of(n, calls):
+    """Time each side of ``calls`` (``{name: (setup, f)}``) ``n`` times, alternating the sides
+    call by call; ``setup()`` runs untimed before each call and its result is passed to ``f``.
+    Returns ``{name: (median wall s, CPU s of that call)}`` (routeval runs on every core: its
+    CPU time can exceed its wall time)."""
+    times = {name: [] for name in calls}
+    names = list(calls)
+    for i in range(n):
+        for name in (names if i % 2 == 0 else names[::-1]):
+            setup, f = calls[name]
+            arg = setup()
+            t, c = time.perf_counter(), cpu_seconds()
+            f(arg)
+            times[name].append((time.perf_counter() - t, cpu_seconds() - c))
+    return {name: sorted(v)[len(v) // 2] for name, v in times.items()}
+
+
+def none():
+    return None
 
 
 def trec_inputs(n_q, n_d, seed=1):
@@ -65,21 +77,24 @@ def rag_cases(n, seed=2):
     return cases
 
 
-def construction(qrels, measures, n=5):
-    """Best-of-n construction times of both evaluators (wall, and routeval's CPU)."""
+def construction(qrels, measures, n):
+    """Median construction times of both evaluators (wall, and routeval's CPU)."""
     import pytrec_eval
     import routeval.trec as rt
 
-    t_ref = best_of(n, lambda: pytrec_eval.RelevanceEvaluator(qrels, measures))
-    t_rv = best_of(n, lambda: rt.RelevanceEvaluator(qrels, measures))
+    m = median_of(n, {
+        "ref": (none, lambda _: pytrec_eval.RelevanceEvaluator(qrels, measures)),
+        "rv": (none, lambda _: rt.RelevanceEvaluator(qrels, measures)),
+    })
+    (t_ref, _), (t_rv, c_rv) = m["ref"], m["rv"]
     print(f"RelevanceEvaluator(qrels, measures) {len(qrels)} queries x 30 judgments: "
-          f"pytrec_eval {t_ref:.3f} s, routeval {t_rv:.3f} s (CPU {best_of.cpu:.3f} s), "
-          f"{t_ref / t_rv:.2f}x")
+          f"pytrec_eval {t_ref:.3f} s, routeval {t_rv:.3f} s (CPU {c_rv:.3f} s), "
+          f"{t_ref / t_rv:.2f}x (medians of {n})")
 
 
 def construct_only(a):
     qrels, _ = trec_inputs(a.queries, a.docs)
-    construction(qrels, {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"})
+    construction(qrels, {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}, a.runs)
 
 
 def main():
@@ -87,10 +102,14 @@ def main():
     ap.add_argument("--queries", type=int, default=30000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--cases", type=int, default=20000)
+    ap.add_argument("--runs", type=int, default=5,
+                    help="timed calls per side; every figure is their median (default 5)")
     ap.add_argument("--only", choices=["construct"],
                     help="construct: time only RelevanceEvaluator(qrels, measures) (issue 26's "
                          "construction target)")
     a = ap.parse_args()
+    if not 1 <= a.runs <= 1000:
+        ap.error("--runs must be between 1 and 1000")
     if a.only == "construct":
         return construct_only(a)
 
@@ -114,27 +133,25 @@ def main():
     qrels, run = trec_inputs(a.queries, a.docs)
     measures = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
     re_ = rt.RelevanceEvaluator(qrels, measures)
-    construction(qrels, measures)
+    construction(qrels, measures, a.runs)
+    n = a.runs
 
     # pytrec_eval loses its cut-offs on a second evaluate (pytrec_eval #22): a fresh
-    # evaluator per timed call, built outside the timing for "evaluate only".
-    def ref_eval_only():
-        best = float("inf")
-        for _ in range(2):
-            pe = pytrec_eval.RelevanceEvaluator(qrels, measures)
-            t = time.perf_counter()
-            pe.evaluate(run)
-            best = min(best, time.perf_counter() - t)
-        return best
-
-    t_ref = ref_eval_only()
-    t_rv = best_of(3, lambda: re_.evaluate(run))
+    # evaluator per timed call, built untimed, for "evaluate only".
+    m = median_of(n, {
+        "ref": (lambda: pytrec_eval.RelevanceEvaluator(qrels, measures), lambda pe: pe.evaluate(run)),
+        "rv": (none, lambda _: re_.evaluate(run)),
+    })
+    (t_ref, _), (t_rv, c_rv) = m["ref"], m["rv"]
     print(f"RelevanceEvaluator.evaluate {a.queries}x{a.docs} dicts: pytrec_eval {t_ref:.2f} s, "
-          f"routeval {t_rv:.2f} s (CPU {best_of.cpu:.2f} s), {t_ref / t_rv:.1f}x")
-    t_ref = best_of(2, lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
-    t_rv = best_of(2, lambda: rt.RelevanceEvaluator(qrels, measures).evaluate(run))
+          f"routeval {t_rv:.2f} s (CPU {c_rv:.2f} s), {t_ref / t_rv:.1f}x (medians of {n})")
+    m = median_of(n, {
+        "ref": (none, lambda _: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)),
+        "rv": (none, lambda _: rt.RelevanceEvaluator(qrels, measures).evaluate(run)),
+    })
+    (t_ref, _), (t_rv, _) = m["ref"], m["rv"]
     print(f"RelevanceEvaluator(...) + evaluate {a.queries}x{a.docs} dicts: pytrec_eval {t_ref:.2f} s, "
-          f"routeval {t_rv:.2f} s, {t_ref / t_rv:.1f}x")
+          f"routeval {t_rv:.2f} s, {t_ref / t_rv:.1f}x (medians of {n})")
 
     with tempfile.TemporaryDirectory() as d:
         qp, rp = os.path.join(d, "qrels"), os.path.join(d, "run")
@@ -147,22 +164,28 @@ def main():
                 for i, (doc, s) in enumerate(docs.items()):
                     f.write(f"{q} Q0 {doc} {i + 1} {s!r} t\n")
 
-        def ref_files():
+        def ref_files(_):
             pq = pytrec_eval.parse_qrel(open(qp))
             pr = pytrec_eval.parse_run(open(rp))
             pytrec_eval.RelevanceEvaluator(pq, measures).evaluate(pr)
 
-        t_ref = best_of(1, ref_files)
-        t_rv = best_of(3, lambda: rt.evaluate_files(qp, rp, measures))
+        m = median_of(n, {
+            "ref": (none, ref_files),
+            "rv": (none, lambda _: rt.evaluate_files(qp, rp, measures)),
+        })
+        (t_ref, _), (t_rv, c_rv) = m["ref"], m["rv"]
         print(f"files (parse + evaluate) {a.queries}x{a.docs}: pytrec_eval {t_ref:.2f} s, "
-              f"routeval evaluate_files {t_rv:.2f} s (CPU {best_of.cpu:.2f} s), "
-              f"{t_ref / t_rv:.1f}x")
+              f"routeval evaluate_files {t_rv:.2f} s (CPU {c_rv:.2f} s), "
+              f"{t_ref / t_rv:.1f}x (medians of {n})")
 
     cases = rag_cases(a.cases)
-    t_ref = best_of(1, lambda: rag_quality_check.evaluate(cases, k=5))
-    t_rv = best_of(2, lambda: rr.evaluate(cases, k=5))
+    m = median_of(n, {
+        "ref": (none, lambda _: rag_quality_check.evaluate(cases, k=5)),
+        "rv": (none, lambda _: rr.evaluate(cases, k=5)),
+    })
+    (t_ref, _), (t_rv, c_rv) = m["ref"], m["rv"]
     print(f"rag.evaluate {a.cases} cases: rag_quality_check {t_ref:.2f} s, routeval {t_rv:.2f} s "
-          f"(CPU {best_of.cpu:.2f} s), {t_ref / t_rv:.1f}x")
+          f"(CPU {c_rv:.2f} s), {t_ref / t_rv:.1f}x (medians of {n})")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end comparison: `routeval trec` vs pytrec-eval-terrier (parse + evaluate), medians of N.
+# End-to-end comparison: `routeval trec` vs pytrec-eval-terrier (parse + evaluate), medians of N
+# runs per side (default 5), the two alternated run by run.
 # Usage: benches/trec_vs_pytrec.sh [DATA_DIR] [N]
 #   DATA_DIR defaults to target/trec-bench (generated with ../shared/bench/gen_trec.py 100000 100 1)
 #   Needs: python3 with `pip install pytrec-eval-terrier`, GNU time (/usr/bin/time).
@@ -14,22 +15,34 @@ fi
 cargo build --release -p routeval-cli >/dev/null
 BIN=target/release/routeval
 MEAS=(-m P.10 -m recall.10 -m recip_rank -m ndcg_cut.10 -m success.10 -m map)
+[[ "$N" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "trec_vs_pytrec.sh: N must be 1-999, not '$N'" >&2; exit 2; }
+TIMES=$(mktemp -d)
+trap 'rm -rf "$TIMES"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run_n() { # name, command...
+one() { # name, command...: one timed run, appended to the name's file
   local name=$1; shift
-  : > "/tmp/trec_bench_$name.txt"
-  for _ in $(seq "$N"); do
-    /usr/bin/time -f "%e %M %U %S" "$@" > /dev/null 2>> "/tmp/trec_bench_$name.txt"
-  done
-  local wall rss cpu
-  wall=$(awk '{print $1}' "/tmp/trec_bench_$name.txt" | median)
-  rss=$(awk '{print $2}' "/tmp/trec_bench_$name.txt" | median)
-  cpu=$(awk '{print $3 + $4}' "/tmp/trec_bench_$name.txt" | median)
-  echo "$name: median wall ${wall}s, median CPU (user+sys) ${cpu}s, median peak RSS $((rss / 1024)) MB (wall runs: $(awk '{printf "%s ", $1}' "/tmp/trec_bench_$name.txt"))"
+  /usr/bin/time -f "%e %M %U %S" "$@" > /dev/null 2>> "$TIMES/$name.txt"
+}
+report() { # name
+  local name=$1 wall rss cpu
+  wall=$(awk '{print $1}' "$TIMES/$name.txt" | median)
+  rss=$(awk '{print $2}' "$TIMES/$name.txt" | median)
+  cpu=$(awk '{print $3 + $4}' "$TIMES/$name.txt" | median)
+  echo "$name: median wall ${wall}s, median CPU (user+sys) ${cpu}s, median peak RSS $((rss / 1024)) MB (wall runs: $(awk '{printf "%s ", $1}' "$TIMES/$name.txt"))"
 }
 echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
-run_n routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
-run_n pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
+# The two tools alternate run by run, so a slow minute of the machine hits both.
+for i in $(seq "$N"); do
+  if [ $((i % 2)) = 1 ]; then
+    one routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
+    one pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
+  else
+    one pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
+    one routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
+  fi
+done
+report routeval
+report pytrec
 echo "same numbers:"
 diff <("$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt" | sort) \
      <(python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt" | sort) && echo "  identical"

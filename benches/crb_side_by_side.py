@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""`routeval crb eval` against CommonRouterBench's own evaluation, side by side (issue 26
+target 4): both run --runs times per bank (default 5), alternated run by run so that a slow
+minute of the machine hits both. Prints the medians of wall time, whole-process CPU time
+(user + sys) and peak RSS, the ratios, and whether the two summaries agree.
+
+usage: ROUTEVAL_SHARED=../shared python3 benches/crb_side_by_side.py REF_DIR
+           [--sizes 970 20000] [--runs 5] [--bin target/release/routeval] [--python python3]
+
+REF_DIR is a fetched copy of CommonstackAI/LLMRouterBench at df000711a56b, kept outside this
+repository and never committed; the reference runs through `benches/crb_reference.py` (see
+there: `pip install tiktoken tokenizers requests`, nothing downloaded). Banks come from
+`$ROUTEVAL_SHARED/bench/crb/crb_bank_gen.py N` and are kept in $TMPDIR/routeval-crb-bench.
+The reference takes minutes per run at 20,000 rows (about 5.5 min on the project's VM).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def timed(cmd, env):
+    """Run `cmd` under /usr/bin/time: (wall s, user + sys s, peak RSS MB)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        r = subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%e %U %S %M", *cmd],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"crb_side_by_side.py: {cmd[0]} failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
+        wall, user, sys_, kb = tf.read().split()[-4:]
+    return float(wall), float(user) + float(sys_), int(kb) / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ref_dir", type=Path)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[970, 20000])
+    ap.add_argument("--runs", type=int, default=5, help="runs per side and bank; medians (default 5)")
+    ap.add_argument("--bin", default=str(HERE.parent / "target" / "release" / "routeval"))
+    ap.add_argument("--python", default=sys.executable, help="the interpreter for the reference")
+    a = ap.parse_args()
+    if not 1 <= a.runs <= 1000:
+        ap.error("--runs must be between 1 and 1000")
+    if any(not 1 <= n <= 10_000_000 for n in a.sizes):
+        ap.error("--sizes must be between 1 and 10,000,000 rows")
+    shared = os.environ.get("ROUTEVAL_SHARED")
+    if not shared:
+        sys.exit("crb_side_by_side.py: set ROUTEVAL_SHARED")
+    work = Path(tempfile.gettempdir()) / "routeval-crb-bench"
+    work.mkdir(exist_ok=True)
+    env = dict(os.environ, ROUTEVAL_SHARED=shared)
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(open('/proc/loadavg').read().split()[:3])}; "
+          f"medians of {a.runs} per side, alternated")
+    for n in a.sizes:
+        bank = work / f"bank{n}.jsonl"
+        if not bank.exists():
+            subprocess.run([sys.executable, f"{shared}/bench/crb/crb_bank_gen.py", str(n), str(bank)],
+                           check=True, stdout=subprocess.DEVNULL)
+        out_rv, out_ref = work / f"side_routeval{n}.json", work / f"side_reference{n}.json"
+        cmds = {
+            "routeval": [a.bin, "crb", "eval", "--bank", str(bank), "--predictor", "gold",
+                         "--tokenizers", f"{shared}/thirdparty/tokenizers", "--json", "-o", str(out_rv)],
+            "reference": [a.python, str(HERE / "crb_reference.py"), str(a.ref_dir), str(bank), str(out_ref)],
+        }
+        runs = {k: [] for k in cmds}
+        for i in range(a.runs):
+            for k in (["reference", "routeval"] if i % 2 == 0 else ["routeval", "reference"]):
+                runs[k].append(timed(cmds[k], env))
+        med = {k: [statistics.median(r[j] for r in v) for j in range(3)] for k, v in runs.items()}
+        for k in cmds:
+            cpus = ", ".join(f"{r[1]:.2f}" for r in runs[k])
+            print(f"{n:>7} rows  {k:9s}  wall {med[k][0]:8.2f} s  CPU {med[k][1]:8.2f} s  "
+                  f"peak RSS {med[k][2]:6.0f} MB  (CPU runs: {cpus})")
+        print(f"{n:>7} rows  ratio  CPU {med['reference'][1] / med['routeval'][1]:.1f}x  "
+              f"wall {med['reference'][0] / med['routeval'][0]:.1f}x")
+        rv, ref = json.loads(out_rv.read_text()), json.loads(out_ref.read_text())
+        differ = sorted(k for k in set(rv) | set(ref)
+                        if k not in ("shard", "routeval_tokenizers") and rv.get(k) != ref.get(k))
+        print(f"{n:>7} rows  summaries: " + ("agree" if not differ else f"DIFFER on {differ}"))
+        if differ:
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
