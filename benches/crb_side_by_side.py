@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """`routeval crb eval` against CommonRouterBench's own evaluation, side by side (issue 26
-target 4): both run --runs times per bank (default 5), alternated run by run so that a slow
-minute of the machine hits both. Prints the medians of wall time, whole-process CPU time
-(user + sys) and peak RSS, the ratios, and whether the two summaries agree.
+target 4): after one untimed warm-up run each, both run --runs times per bank (default 5),
+alternated run by run (the reference first in even rounds: with an odd count routeval follows
+the reference once more than the other way round) so that a slow minute of the machine hits
+both. Prints the medians (the lower middle for an even count; wall time, whole-process CPU
+time (user + sys) and peak RSS each on its own), the ratios, and whether the two summaries
+agree. A routeval run right after a reference run can pay the kernel's huge-page compaction
+(benches/crb.md), so each side's CPU times are printed too.
 
 usage: ROUTEVAL_SHARED=../shared python3 benches/crb_side_by_side.py REF_DIR
            [--sizes 970 20000] [--runs 5] [--bin target/release/routeval] [--python python3]
@@ -10,7 +14,8 @@ usage: ROUTEVAL_SHARED=../shared python3 benches/crb_side_by_side.py REF_DIR
 REF_DIR is a fetched copy of CommonstackAI/LLMRouterBench at df000711a56b, kept outside this
 repository and never committed; the reference runs through `benches/crb_reference.py` (see
 there: `pip install tiktoken tokenizers requests`, nothing downloaded). Banks come from
-`$ROUTEVAL_SHARED/bench/crb/crb_bank_gen.py N` and are kept in $TMPDIR/routeval-crb-bench.
+`$ROUTEVAL_SHARED/bench/crb/crb_bank_gen.py N` and are kept in $TMPDIR/routeval-crb-bench,
+with the last summaries of both sides (`side_routevalN.json`, `side_referenceN.json`).
 The reference takes minutes per run at 20,000 rows (about 5.5 min on the project's VM).
 """
 import argparse
@@ -59,8 +64,15 @@ def main():
     for n in a.sizes:
         bank = work / f"bank{n}.jsonl"
         if not bank.exists():
-            subprocess.run([sys.executable, f"{shared}/bench/crb/crb_bank_gen.py", str(n), str(bank)],
-                           check=True, stdout=subprocess.DEVNULL)
+            # Generated beside its final name and renamed into place once complete, so an
+            # interrupted generation is never reused as a bank.
+            part = bank.with_name(bank.name + f".part{os.getpid()}")
+            try:
+                subprocess.run([sys.executable, f"{shared}/bench/crb/crb_bank_gen.py", str(n), str(part)],
+                               check=True, stdout=subprocess.DEVNULL)
+                os.replace(part, bank)
+            finally:
+                part.unlink(missing_ok=True)
         out_rv, out_ref = work / f"side_routeval{n}.json", work / f"side_reference{n}.json"
         cmds = {
             "routeval": [a.bin, "crb", "eval", "--bank", str(bank), "--predictor", "gold",
@@ -68,16 +80,20 @@ def main():
             "reference": [a.python, str(HERE / "crb_reference.py"), str(a.ref_dir), str(bank), str(out_ref)],
         }
         runs = {k: [] for k in cmds}
+        for k in ("reference", "routeval"):
+            timed(cmds[k], env)
         for i in range(a.runs):
             for k in (["reference", "routeval"] if i % 2 == 0 else ["routeval", "reference"]):
                 runs[k].append(timed(cmds[k], env))
-        med = {k: [statistics.median(r[j] for r in v) for j in range(3)] for k, v in runs.items()}
+        med = {k: [statistics.median_low(r[j] for r in v) for j in range(3)] for k, v in runs.items()}
         for k in cmds:
             cpus = ", ".join(f"{r[1]:.2f}" for r in runs[k])
             print(f"{n:>7} rows  {k:9s}  wall {med[k][0]:8.2f} s  CPU {med[k][1]:8.2f} s  "
                   f"peak RSS {med[k][2]:6.0f} MB  (CPU runs: {cpus})")
-        print(f"{n:>7} rows  ratio  CPU {med['reference'][1] / med['routeval'][1]:.1f}x  "
-              f"wall {med['reference'][0] / med['routeval'][0]:.1f}x")
+        # /usr/bin/time counts in 10 ms steps: never divide by a zero reading.
+        rv_wall, rv_cpu = (max(x, 0.01) for x in med["routeval"][:2])
+        print(f"{n:>7} rows  ratio  CPU {med['reference'][1] / rv_cpu:.1f}x  "
+              f"wall {med['reference'][0] / rv_wall:.1f}x")
         rv, ref = json.loads(out_rv.read_text()), json.loads(out_ref.read_text())
         differ = sorted(k for k in set(rv) | set(ref)
                         if k not in ("shard", "routeval_tokenizers") and rv.get(k) != ref.get(k))

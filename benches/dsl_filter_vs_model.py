@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """`routeval filter --count` vs the Python model's parse-and-match, per route of
-shared/bench/query_bench_gen.py: wall and CPU time, each side the median of --runs runs
-(default 5), the two sides alternated run by run so a slow minute of the machine hits both.
+shared/bench/query_bench_gen.py: per side, the wall time of the median run (the lower middle
+for an even count) of --runs runs (default 5) and that run's CPU time. After one untimed
+warm-up run each, the sides alternate run by run, the model first in even rounds, so a slow
+minute of the machine hits both (with an odd count routeval follows the model once more than
+the other way round).
 
 usage: python3 benches/dsl_filter_vs_model.py DATADIR [ROUTEVAL_BIN] [--runs N]"""
 import argparse, json, os, resource, subprocess, sys, time
@@ -45,13 +48,15 @@ def rust(w):
 
 
 def median(runs):
-    """The median run by wall time: (wall, CPU) of that run."""
-    return sorted(runs)[len(runs) // 2]
+    """The median run by wall time (the lower middle for an even count): (wall, CPU) of it."""
+    return sorted(runs)[(len(runs) - 1) // 2]
 
 
 tot = {"model_wall": 0.0, "model_cpu": 0.0, "rust_wall": 0.0, "rust_cpu": 0.0}
 for name, w in routes.items():
     m_runs, r_runs = [], []
+    model(w)
+    rust(w)
     for i in range(a.runs):
         for side in (("m", "r") if i % 2 == 0 else ("r", "m")):
             if side == "m":
@@ -60,7 +65,8 @@ for name, w in routes.items():
             else:
                 n_rust, rw, rc = rust(w)
                 r_runs.append((rw, rc))
-        assert n_rust == n_model, (name, n_rust, n_model)
+        if n_rust != n_model:
+            sys.exit(f"dsl_filter_vs_model.py: route {name}: routeval counted {n_rust}, the model {n_model}")
     (mw, mc), best = median(m_runs), median(r_runs)
     tot["model_wall"] += mw; tot["model_cpu"] += mc; tot["rust_wall"] += best[0]; tot["rust_cpu"] += best[1]
     print(f"{name:11s} matches {n_model:6d}  model {mw*1000:7.0f} ms wall {mc*1000:7.0f} ms CPU | "

@@ -3,8 +3,11 @@
     python benches/python_bench.py [--queries 30000] [--docs 100] [--cases 20000] [--runs 5]
                                    [--only construct]
 
-Every figure is the median of ``--runs`` timed calls (default 5, as issue 26 asks) on each
-side, the two sides alternated call by call, so a slow minute of the machine hits both.
+Every timing except the import line is, per side, the wall time of the median call (the lower
+middle for an even count) of ``--runs`` timed calls (default 5, as issue 26 asks), with that
+call's CPU time beside it. After one untimed warm-up call each, the sides alternate call by
+call, the reference first in even rounds, so a slow minute of the machine hits both (with an
+odd count routeval follows the reference once more than the other way round).
 
 Needs routeval (pip install ./crates/python), pytrec-eval-terrier and rag-quality-check==0.1.0.
 Prints one line per comparison; results go into benches/python.md by hand, with the
@@ -31,12 +34,16 @@ def cpu_seconds():
 
 
 def median_of(n, calls):
-    """Time each side of ``calls`` (``{name: (setup, f)}``) ``n`` times, alternating the sides
-    call by call; ``setup()`` runs untimed before each call and its result is passed to ``f``.
-    Returns ``{name: (median wall s, CPU s of that call)}`` (routeval runs on every core: its
-    CPU time can exceed its wall time)."""
+    """Time each side of ``calls`` (``{name: (setup, f)}``, the reference first) ``n`` times
+    after one untimed warm-up call each, alternating the sides call by call; ``setup()`` runs
+    untimed before each call and its result is passed to ``f``. Returns ``{name: (wall s of
+    the median call, CPU s of that call)}``, the lower middle for an even ``n`` (routeval runs
+    on every core: its CPU time can exceed its wall time)."""
     times = {name: [] for name in calls}
     names = list(calls)
+    for name in names:
+        setup, f = calls[name]
+        f(setup())
     for i in range(n):
         for name in (names if i % 2 == 0 else names[::-1]):
             setup, f = calls[name]
@@ -44,7 +51,7 @@ def median_of(n, calls):
             t, c = time.perf_counter(), cpu_seconds()
             f(arg)
             times[name].append((time.perf_counter() - t, cpu_seconds() - c))
-    return {name: sorted(v)[len(v) // 2] for name, v in times.items()}
+    return {name: sorted(v)[(len(v) - 1) // 2] for name, v in times.items()}
 
 
 def none():
@@ -110,6 +117,10 @@ def main():
     a = ap.parse_args()
     if not 1 <= a.runs <= 1000:
         ap.error("--runs must be between 1 and 1000")
+    if not 1 <= a.queries <= 10_000_000 or not 1 <= a.cases <= 10_000_000:
+        ap.error("--queries and --cases must be between 1 and 10,000,000")
+    if not 30 <= a.docs <= 100_000:
+        ap.error("--docs must be between 30 (each query has 30 judged documents) and 100,000")
     if a.only == "construct":
         return construct_only(a)
 

@@ -8,13 +8,16 @@
 #   RQC_BIN       default: rag-quality-check on PATH (pip install rag-quality-check)
 #   SIZE          cases per file (default 100000); RUNS of routeval and RQC_RUNS of
 #                 rag-quality-check (default 5 each, as issue 26 asks; rag-quality-check takes
-#                 over a minute per run on the 100k text file); medians. The two tools
-#                 alternate run by run, so a slow minute of the machine hits both.
+#                 over a minute per run on the 100k text file); medians (the lower middle
+#                 for an even count), each column on its own. After one untimed warm-up run
+#                 each, the two tools alternate run by run, so a slow minute of the machine
+#                 hits both.
 # Also checks that both tools print identical JSON.
 set -euo pipefail
 ROUTEVAL=${1:-target/release/routeval}
 RQC=${2:-rag-quality-check}
 SIZE=${3:-100000}
+[[ "$SIZE" =~ ^[1-9][0-9]{0,7}$ ]] || { echo "rag_bench.sh: SIZE must be 1-99999999 cases, not '$SIZE'" >&2; exit 2; }
 RUNS=${4:-5}
 RQC_RUNS=${5:-5}
 for v in "$RUNS" "$RQC_RUNS"; do
@@ -27,10 +30,15 @@ if [ ! -f "$DATA/rqc_text_$SIZE.json" ]; then
   python3 "$SHARED/bench/rag_bench_gen.py" --out "$DATA" --sizes "$SIZE" --trec-queries 1 >/dev/null
 fi
 
-# measure CMD... -> prints "wall_s rss_kb"
+# measure CMD...: one timed run; sets R to "wall_s user_s sys_s rss_kb". A tool that fails
+# stops the script with its exit status and the end of its stderr (never a timing of a failure).
 measure() {
-  /usr/bin/time -o "$DATA/time.txt" -f "%e %U %S %M" "$@" > "$DATA/last.out" 2>/dev/null
-  tail -1 "$DATA/time.txt"
+  if ! /usr/bin/time -o "$DATA/time.txt" -f "%e %U %S %M" "$@" > "$DATA/last.out" 2> "$DATA/last.err"; then
+    echo "rag_bench.sh: $1 failed: $(head -1 "$DATA/time.txt")" >&2
+    tail -n 20 "$DATA/last.err" >&2
+    exit 1
+  fi
+  R=$(tail -1 "$DATA/time.txt")
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -38,21 +46,26 @@ printf "%-6s %-10s %10s %10s %12s\n" input tool wall_s cpu_s peak_rss_MB
 for kind in ids text; do
   f="$DATA/rqc_${kind}_$SIZE.json"
   rv_w=(); rv_c=(); rv_m=(); rq_w=(); rq_c=(); rq_m=()
+  # One untimed warm-up run each (cold caches), then the timed runs: the reference first in
+  # odd rounds, routeval first in even ones (with an odd count, routeval follows the reference
+  # in one round more than the other way round: the order that does not favour routeval).
+  measure "$RQC" "$f" --k 10 --json
+  measure "$ROUTEVAL" rag "$f" --k 10 --json
   max=$(( RUNS > RQC_RUNS ? RUNS : RQC_RUNS ))
   for i in $(seq "$max"); do
-    order="routeval rqc"; [ $((i % 2)) = 0 ] && order="rqc routeval"
+    order="rqc routeval"; [ $((i % 2)) = 0 ] && order="routeval rqc"
     for tool in $order; do
       if [ "$tool" = routeval ]; then
         [ "$i" -le "$RUNS" ] || continue
-        r=$(measure "$ROUTEVAL" rag "$f" --k 10 --json)
+        measure "$ROUTEVAL" rag "$f" --k 10 --json
         cp "$DATA/last.out" "$DATA/routeval_$kind.json"
-        read -r wall user sys kb <<<"$r"
+        read -r wall user sys kb <<<"$R"
         rv_w+=("$wall"); rv_c+=("$(echo "$user + $sys" | bc -l)"); rv_m+=("$kb")
       else
         [ "$i" -le "$RQC_RUNS" ] || continue
-        r=$(measure "$RQC" "$f" --k 10 --json)
+        measure "$RQC" "$f" --k 10 --json
         cp "$DATA/last.out" "$DATA/rqc_$kind.json"
-        read -r wall user sys kb <<<"$r"
+        read -r wall user sys kb <<<"$R"
         rq_w+=("$wall"); rq_c+=("$(echo "$user + $sys" | bc -l)"); rq_m+=("$kb")
       fi
     done
@@ -65,7 +78,7 @@ for kind in ids text; do
       w=$(printf "%s\n" "${rq_w[@]}" | median); c=$(printf "%s\n" "${rq_c[@]}" | median)
       m=$(printf "%s\n" "${rq_m[@]}" | median)
     fi
-    printf "%-6s %-10s %10s %10s %12.1f\n" "$kind" "$tool" "$w" "$c" "$(echo "$m / 1024" | bc -l)"
+    printf "%-6s %-10s %10s %10.2f %12.1f\n" "$kind" "$tool" "$w" "$c" "$(echo "$m / 1024" | bc -l)"
   done
   if cmp -s "$DATA/routeval_$kind.json" "$DATA/rqc_$kind.json"; then
     echo "$kind: JSON output identical"

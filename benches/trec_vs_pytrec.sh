@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end comparison: `routeval trec` vs pytrec-eval-terrier (parse + evaluate), medians of N
-# runs per side (default 5), the two alternated run by run.
+# runs per side (default 5; the lower middle for an even N; wall, CPU and RSS each on its own).
+# After one untimed warm-up run each, the two alternate run by run, pytrec first in odd rounds
+# (with an odd N routeval follows pytrec once more than the other way round).
 # Usage: benches/trec_vs_pytrec.sh [DATA_DIR] [N]
 #   DATA_DIR defaults to target/trec-bench (generated with ../shared/bench/gen_trec.py 100000 100 1)
 #   Needs: python3 with `pip install pytrec-eval-terrier`, GNU time (/usr/bin/time).
@@ -8,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-target/trec-bench}"
 N="${2:-5}"
+[[ "$N" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "trec_vs_pytrec.sh: N must be 1-999, not '$N'" >&2; exit 2; }
 SHARED="${ROUTEVAL_SHARED:-$(cd ../shared && pwd)}"
 if [ ! -f "$DATA/run.txt" ]; then
   python3 "$SHARED/bench/gen_trec.py" 100000 100 1 "$DATA"
@@ -15,13 +18,13 @@ fi
 cargo build --release -p routeval-cli >/dev/null
 BIN=target/release/routeval
 MEAS=(-m P.10 -m recall.10 -m recip_rank -m ndcg_cut.10 -m success.10 -m map)
-[[ "$N" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "trec_vs_pytrec.sh: N must be 1-999, not '$N'" >&2; exit 2; }
 TIMES=$(mktemp -d)
 trap 'rm -rf "$TIMES"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-one() { # name, command...: one timed run, appended to the name's file
+one() { # name, command...: one timed run, appended to the name's file (a tool's own stderr
+  # stays on the terminal; a failing tool stops the script under set -e)
   local name=$1; shift
-  /usr/bin/time -f "%e %M %U %S" "$@" > /dev/null 2>> "$TIMES/$name.txt"
+  /usr/bin/time -a -o "$TIMES/$name.txt" -f "%e %M %U %S" "$@" > /dev/null
 }
 report() { # name
   local name=$1 wall rss cpu
@@ -32,20 +35,26 @@ report() { # name
 }
 echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The two tools alternate run by run, so a slow minute of the machine hits both.
+one warmup python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
+one warmup "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
 for i in $(seq "$N"); do
   if [ $((i % 2)) = 1 ]; then
-    one routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
     one pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
+    one routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
   else
-    one pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
     one routeval "$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt"
+    one pytrec python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt"
   fi
 done
 report routeval
 report pytrec
 echo "same numbers:"
-diff <("$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt" | sort) \
-     <(python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt" | sort) && echo "  identical"
+if diff <("$BIN" trec "${MEAS[@]}" "$DATA/qrels.txt" "$DATA/run.txt" | sort) \
+        <(python3 benches/trec_pytrec.py "$DATA/qrels.txt" "$DATA/run.txt" | sort); then
+  echo "  identical"
+else
+  echo "  DIFFER"; exit 1
+fi
 # ranx (Numba), when `python3 -c "import ranx"` works (`pip install ranx`): its parse +
 # evaluate after a warm-up call (JIT compilation not counted), timed inside the process.
 if python3 -c "import ranx" 2>/dev/null; then
