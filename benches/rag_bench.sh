@@ -41,43 +41,42 @@ measure() {
   R=$(tail -1 "$DATA/time.txt")
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# run TOOL KIND: one timed run of TOOL (routeval or rqc) on the KIND file; the output goes to
+# $DATA/TOOL_KIND.json and the timing line (wall user sys kb) is left in R.
+run() {
+  local f="$DATA/rqc_${2}_$SIZE.json"
+  if [ "$1" = routeval ]; then
+    measure "$ROUTEVAL" rag "$f" --k 10 --json
+  else
+    measure "$RQC" "$f" --k 10 --json
+  fi
+  cp "$DATA/last.out" "$DATA/${1}_$2.json"
+}
 
 printf "%-6s %-10s %10s %10s %12s\n" input tool wall_s cpu_s peak_rss_MB
 for kind in ids text; do
-  f="$DATA/rqc_${kind}_$SIZE.json"
-  rv_w=(); rv_c=(); rv_m=(); rq_w=(); rq_c=(); rq_m=()
+  : > "$DATA/times_routeval.txt"
+  : > "$DATA/times_rqc.txt"
   # One untimed warm-up run each (cold caches), then the timed runs: the reference first in
   # odd rounds, routeval first in even ones (with an odd count, routeval follows the reference
   # in one round more than the other way round: the order that does not favour routeval).
-  measure "$RQC" "$f" --k 10 --json
-  measure "$ROUTEVAL" rag "$f" --k 10 --json
+  run rqc "$kind"
+  run routeval "$kind"
   max=$(( RUNS > RQC_RUNS ? RUNS : RQC_RUNS ))
   for i in $(seq "$max"); do
     order="rqc routeval"; [ $((i % 2)) = 0 ] && order="routeval rqc"
     for tool in $order; do
-      if [ "$tool" = routeval ]; then
-        [ "$i" -le "$RUNS" ] || continue
-        measure "$ROUTEVAL" rag "$f" --k 10 --json
-        cp "$DATA/last.out" "$DATA/routeval_$kind.json"
-        read -r wall user sys kb <<<"$R"
-        rv_w+=("$wall"); rv_c+=("$(echo "$user + $sys" | bc -l)"); rv_m+=("$kb")
-      else
-        [ "$i" -le "$RQC_RUNS" ] || continue
-        measure "$RQC" "$f" --k 10 --json
-        cp "$DATA/last.out" "$DATA/rqc_$kind.json"
-        read -r wall user sys kb <<<"$R"
-        rq_w+=("$wall"); rq_c+=("$(echo "$user + $sys" | bc -l)"); rq_m+=("$kb")
-      fi
+      n=$RUNS; [ "$tool" = rqc ] && n=$RQC_RUNS
+      [ "$i" -le "$n" ] || continue
+      run "$tool" "$kind"
+      echo "$R" >> "$DATA/times_$tool.txt"
     done
   done
   for tool in routeval rqc; do
-    if [ "$tool" = routeval ]; then
-      w=$(printf "%s\n" "${rv_w[@]}" | median); c=$(printf "%s\n" "${rv_c[@]}" | median)
-      m=$(printf "%s\n" "${rv_m[@]}" | median)
-    else
-      w=$(printf "%s\n" "${rq_w[@]}" | median); c=$(printf "%s\n" "${rq_c[@]}" | median)
-      m=$(printf "%s\n" "${rq_m[@]}" | median)
-    fi
+    t="$DATA/times_$tool.txt"
+    w=$(awk '{print $1}' "$t" | median)
+    c=$(awk '{print $2 + $3}' "$t" | median)
+    m=$(awk '{print $4}' "$t" | median)
     printf "%-6s %-10s %10s %10.2f %12.1f\n" "$kind" "$tool" "$w" "$c" "$(echo "$m / 1024" | bc -l)"
   done
   if cmp -s "$DATA/routeval_$kind.json" "$DATA/rqc_$kind.json"; then

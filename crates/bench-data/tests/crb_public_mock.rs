@@ -96,12 +96,12 @@ fn bank_bytes() -> Vec<u8> {
 
 const MANIFEST: &[u8] = b"{\"sources\": {\"bfcl\": {\"line_count\": 400}}}\n";
 
-/// A registry pinning `bank` and `manifest` by the given hashes (`None` = unverified).
 /// A registry pinning `bank` and [`MANIFEST`] by their hashes.
 fn pinned_registry(bank: &[u8]) -> Registry {
     registry(Some(&FileHashes::of(bank)), Some(&FileHashes::of(MANIFEST)))
 }
 
+/// A registry pinning `bank` and `manifest` by the given hashes (`None` = unverified).
 fn registry(bank: Option<&FileHashes>, manifest: Option<&FileHashes>) -> Registry {
     let entry = |role: &str, name: &str, h: Option<&FileHashes>| {
         serde_json::json!({
