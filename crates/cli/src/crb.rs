@@ -308,6 +308,13 @@ fn check_eval_args(a: &EvalArgs) -> Result<TokenizerSetup, Failure> {
 
 fn eval(a: EvalArgs) -> CmdResult {
     let setup = check_eval_args(&a)?;
+    // Huge pages off for this process (`routeval_io::memory`: a run straight after another
+    // large process otherwise stalls in the kernel's compaction), but not when a `cmd:`
+    // predictor's child would inherit it.
+    let spawns = |s: Option<&str>| s.is_some_and(|s| s.starts_with("cmd:"));
+    if !spawns(Some(&a.predictor)) && !spawns(a.baseline_predictor.as_deref()) {
+        routeval_io::memory::transparent_huge_pages_off();
+    }
     let choice = resolve_bank(a.bank.as_deref(), a.manifest.as_deref())?;
     let bank_path = choice.bank.clone();
     let bank_name = display_name(&bank_path);

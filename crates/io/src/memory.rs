@@ -11,9 +11,13 @@
 /// alternately on the 100k benchmarks (`benches/rag.md`): `rag` on passages and answers 5–9 %
 /// less wall time in three A/Bs, peak RSS 8–15 MB lower on both rag files, the ids file's time
 /// unchanged. `trec` moved between −17 % and +6 % from minute to minute (no clear gain: its
-/// arrays are dense; 5 % slower in a 15-pair re-check, `benches/trec.md`) and `crb eval` was
-/// 12 % slower without huge pages (its tokenizer tables are read at
-/// random), so only `rag` calls this (and not with `--embed-cmd`, whose child would inherit it).
+/// arrays are dense; 5 % slower in a 15-pair re-check, `benches/trec.md`), so it does not call
+/// this. `crb eval` does since 2026-12-07 (`benches/crb.md`): on the 970-row bank alternated
+/// with CommonRouterBench's own evaluation, median CPU 0.69 s → 0.52 s, because with huge
+/// pages a run straight after a large process stalls in the kernel's compaction; on a
+/// quiet machine the two settings are within the noise (an earlier measurement had it 12 %
+/// slower without them). Neither calls it when a child process would inherit the setting
+/// (`rag --embed-cmd`, `crb eval --predictor cmd:`).
 ///
 /// Returns whether the setting took effect (false off Linux, or when the kernel refused it);
 /// either way the results are the same, only speed and memory differ.

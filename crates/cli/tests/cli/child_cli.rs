@@ -260,3 +260,21 @@ fn cmd_timeout_is_validated() {
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
 }
+
+/// `crb eval` turns transparent huge pages off for itself (`routeval_io::memory`), but not
+/// when a `cmd:` router would inherit the setting: the router's descendants still see them
+/// allowed (`THP_enabled: 1` in `/proc/self/status`, Linux 5.0+).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_cmd_router_keeps_transparent_huge_pages() {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if !own.contains("THP_enabled:\t1") {
+        eprintln!("skipped: this process has no THP_enabled: 1 line in /proc/self/status");
+        return;
+    }
+    let o = crb(
+        "grep -q 'THP_enabled:[[:space:]]*1' /proc/self/status || exit 9; while read -r l; do echo high; done",
+        &["--json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
