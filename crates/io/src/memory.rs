@@ -13,7 +13,8 @@
 /// unchanged. `trec` moved between −17 % and +6 % from minute to minute (no clear gain: its
 /// arrays are dense; 5 % slower in a 15-pair re-check, `benches/trec.md`), so it does not call
 /// this. `crb eval` does since 2026-12-07 (`benches/crb.md`): on the 970-row bank alternated
-/// with CommonRouterBench's own evaluation, median CPU 0.69 s → 0.52 s, because with huge
+/// with CommonRouterBench's own evaluation, median CPU 0.70 s with them against 0.47–0.62 s
+/// without (three runs of `benches/crb_side_by_side.py`), because with huge
 /// pages a run straight after a large process stalls in the kernel's compaction; on a
 /// quiet machine the two settings are within the noise (an earlier measurement had it 12 %
 /// slower without them). Neither calls it when a child process would inherit the setting
