@@ -826,6 +826,9 @@ fn added_ids_are_safe(added: &[AddedSpec], vocab: &VocabList<'_>) -> bool {
         .map(|t| t.content.as_str())
         .filter(|c| !c.is_empty())
         .collect();
+    if outside.is_empty() {
+        return true;
+    }
     let n = vocab.0.len();
     let mut seen = vec![false; n];
     let mut dense = true;
