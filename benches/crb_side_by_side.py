@@ -10,6 +10,7 @@ agree. A routeval run right after a reference run can pay the kernel's huge-page
 
 usage: ROUTEVAL_SHARED=../shared python3 benches/crb_side_by_side.py REF_DIR
            [--sizes 970 20000] [--runs 5] [--bin target/release/routeval] [--python python3]
+           [--timeout 3600]
 
 REF_DIR is a fetched copy of CommonstackAI/LLMRouterBench at df000711a56b, kept outside this
 repository and never committed; the reference runs through `benches/crb_reference.py` (see
@@ -17,6 +18,8 @@ there: `pip install tiktoken tokenizers requests`, nothing downloaded). Banks co
 `$ROUTEVAL_SHARED/bench/crb/crb_bank_gen.py N` and are kept in $TMPDIR/routeval-crb-bench,
 with the last summaries of both sides (`side_routevalN.json`, `side_referenceN.json`).
 The reference takes minutes per run at 20,000 rows (about 5.5 min on the project's VM).
+Each run goes through the regression guard's runner (`guard.run`): a run still going after
+--timeout seconds (default 3600) is killed and the script stops.
 """
 import argparse
 import json
@@ -28,17 +31,16 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import guard  # noqa: E402  (benches/guard.py: the timed-child runner)
 
 
-def timed(cmd, env):
-    """Run `cmd` under /usr/bin/time: (wall s, user + sys s, peak RSS MB)."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        r = subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%e %U %S %M", *cmd],
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            sys.exit(f"crb_side_by_side.py: {cmd[0]} failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
-        wall, user, sys_, kb = tf.read().split()[-4:]
-    return float(wall), float(user) + float(sys_), int(kb) / 1024
+def timed(cmd, env, timeout):
+    """One run of `cmd` through the regression guard's runner (`guard.run`: its own process's
+    wall, user + sys and peak RSS, killed after `timeout` seconds, a failure ends the script
+    with its stderr): (wall s, CPU s, peak RSS MB)."""
+    m = guard.run(cmd, timeout, env)
+    return m.wall, m.cpu, m.rss_mb
 
 
 def main():
@@ -48,7 +50,11 @@ def main():
     ap.add_argument("--runs", type=int, default=5, help="runs per side and bank; medians (default 5)")
     ap.add_argument("--bin", default=str(HERE.parent / "target" / "release" / "routeval"))
     ap.add_argument("--python", default=sys.executable, help="the interpreter for the reference")
+    ap.add_argument("--timeout", type=float, default=3600.0,
+                    help="seconds before one run is killed and the script stops (default 3600)")
     a = ap.parse_args()
+    if not 1 <= a.timeout <= 86_400:
+        ap.error("--timeout must be between 1 and 86,400 seconds")
     if not 1 <= a.runs <= 1000:
         ap.error("--runs must be between 1 and 1000")
     if any(not 1 <= n <= 10_000_000 for n in a.sizes):
@@ -81,16 +87,16 @@ def main():
         }
         runs = {k: [] for k in cmds}
         for k in ("reference", "routeval"):
-            timed(cmds[k], env)
+            timed(cmds[k], env, a.timeout)
         for i in range(a.runs):
             for k in (["reference", "routeval"] if i % 2 == 0 else ["routeval", "reference"]):
-                runs[k].append(timed(cmds[k], env))
+                runs[k].append(timed(cmds[k], env, a.timeout))
         med = {k: [statistics.median_low(r[j] for r in v) for j in range(3)] for k, v in runs.items()}
         for k in cmds:
             cpus = ", ".join(f"{r[1]:.2f}" for r in runs[k])
             print(f"{n:>7} rows  {k:9s}  wall {med[k][0]:8.2f} s  CPU {med[k][1]:8.2f} s  "
                   f"peak RSS {med[k][2]:6.0f} MB  (CPU runs: {cpus})")
-        # /usr/bin/time counts in 10 ms steps: never divide by a zero reading.
+        # CPU time is counted in clock ticks: never divide by a zero reading.
         rv_wall, rv_cpu = (max(x, 0.01) for x in med["routeval"][:2])
         print(f"{n:>7} rows  ratio  CPU {med['reference'][1] / rv_cpu:.1f}x  "
               f"wall {med['reference'][0] / rv_wall:.1f}x")

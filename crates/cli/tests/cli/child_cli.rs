@@ -43,12 +43,16 @@ fn gqr(build: &Path, router: &str, extra: &[&str]) -> Output {
 }
 
 fn crb(router: &str, extra: &[&str]) -> Output {
+    crb_eval(&["--predictor", &format!("cmd:{router}")], extra)
+}
+
+/// `crb eval` on the example bank (cl100k only) with the given predictor arguments.
+fn crb_eval(predictors: &[&str], extra: &[&str]) -> Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb");
     bin()
         .args(["crb", "eval", "--bank"])
         .arg(root.join("bank.jsonl"))
-        .arg("--predictor")
-        .arg(format!("cmd:{router}"))
+        .args(predictors)
         .args(["--tokenizer-setup", "all_cl100k"])
         .args(extra)
         .output()
@@ -282,14 +286,10 @@ fn a_cmd_router_keeps_transparent_huge_pages() {
     let o = crb(router, &["--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // The same router as the baseline of a constant predictor.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/crb");
-    let o = bin()
-        .args(["crb", "eval", "--bank"])
-        .arg(root.join("bank.jsonl"))
-        .args(["--predictor", "tier:low", "--baseline-predictor"])
-        .arg(format!("cmd:{router}"))
-        .args(["--tokenizer-setup", "all_cl100k", "--json"])
-        .output()
-        .unwrap();
+    let baseline = format!("cmd:{router}");
+    let o = crb_eval(
+        &["--predictor", "tier:low", "--baseline-predictor", &baseline],
+        &["--json"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
