@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the CommonRouterBench pipeline (library level, no process start):
 //! loading the tier tokenizers, the full metric computation (intern + tokenise + three walks)
-//! on a golden bank, and the walk alone with warm token counts. Needs `$ROUTEVAL_SHARED` (golden bank + tokenizer files);
+//! on a golden bank, the walk alone with warm token counts, and each tokenizer's count of the
+//! bank's message texts with a warm pre-token memo (the `Split` regex search and its walk). Needs `$ROUTEVAL_SHARED` (golden bank + tokenizer files);
 //! without it the benchmarks are skipped with a message. Whole-process figures: `benches/crb.md`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -57,6 +58,40 @@ fn bench(c: &mut Criterion) {
             })
             .collect::<Vec<_>>()
     };
+    // Every message text of the bank, counted by each `tokenizer.json` tokenizer with a warm
+    // pre-token memo: the count is then mostly the `Split` patterns' search
+    // (`tier-cost/src/tokens/dfa.rs`, `split.rs`).
+    let mut texts = Vec::new();
+    for r in &rows {
+        if let Some(ms) = r.value.get("messages").and_then(|m| m.as_array()) {
+            texts.extend(ms.iter().filter_map(|m| m.get("content")?.as_str()));
+        }
+    }
+    let mut split = c.benchmark_group("split_count_warm_memo");
+    let mut seen = Vec::new();
+    for tier in [Tier::Low, Tier::Mid, Tier::MidHigh, Tier::High] {
+        let name = toks.encoder(tier).name().to_string();
+        let Some(hf) = toks.encoder(tier).as_hf() else {
+            continue;
+        };
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name.clone());
+        let mut memo = Default::default();
+        for t in &texts {
+            hf.count_with_memo(t, &mut memo).expect("count");
+        }
+        split.bench_function(name, |b| {
+            b.iter(|| {
+                texts
+                    .iter()
+                    .map(|t| hf.count_with_memo(t, &mut memo).expect("count"))
+                    .sum::<usize>()
+            })
+        });
+    }
+    split.finish();
     let records = make();
     c.bench_function("crb_metrics_cold_swe_only_gold", |b| {
         b.iter(|| {

@@ -94,6 +94,7 @@ pub trait CountTokens: Send + Sync {
 
 mod norm;
 use norm::{Norm, normalize_with};
+mod dfa;
 mod split;
 use split::{Region, SplitRegex};
 
@@ -1092,6 +1093,15 @@ impl HfCounter {
             })?);
         }
         Ok(c)
+    }
+
+    /// Whether the count-only fast path searches every `Split` pattern through the `regex`
+    /// crate's automata (true for the bundled tokenizer files' patterns, `tokens/dfa.rs`) rather
+    /// than through Oniguruma; false without a fast path.
+    pub fn splits_through_automata(&self) -> bool {
+        self.fast
+            .as_ref()
+            .is_some_and(|(fp, _)| fp.steps.iter().all(|s| s.regex.has_automata()))
     }
 
     /// Whether the count-only fast path is used (else every count is a full `encode`).

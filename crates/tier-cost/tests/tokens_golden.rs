@@ -94,6 +94,11 @@ fn check_fast(refs: &[(String, HfCounter)], toks: &TierTokenizers, text: &str, t
     let enc = toks.encoder(tier(tn));
     if let Some(hf) = enc.as_hf() {
         assert!(hf.has_fast_path(), "{} has no fast path", enc.name());
+        assert!(
+            hf.splits_through_automata(),
+            "{} splits through Oniguruma",
+            enc.name()
+        );
         let r = &refs.iter().find(|(n, _)| n == enc.name()).unwrap().1;
         assert_eq!(
             r.count_slow(text).unwrap(),
