@@ -1096,7 +1096,7 @@ impl HfCounter {
     }
 
     /// Whether the count-only fast path searches every `Split` pattern through the `regex`
-    /// crate's automata (true for the bundled tokenizer files' patterns, `tokens/dfa.rs`) rather
+    /// crate's automata (true for the three tier tokenizer files' patterns, `tokens/dfa.rs`) rather
     /// than through Oniguruma; false without a fast path.
     pub fn splits_through_automata(&self) -> bool {
         self.fast

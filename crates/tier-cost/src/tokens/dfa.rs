@@ -1,4 +1,4 @@
-//! The bundled tokenizers' `Split` patterns through the `regex` crate's automata instead of
+//! The tier tokenizers' `Split` patterns through the `regex` crate's automata instead of
 //! Oniguruma's backtracking search, with the same matches.
 //!
 //! Oniguruma starts every search with a fresh backtrack stack and copies it to the heap after
@@ -6,9 +6,9 @@
 //! (`benches/crb.md`). `regex-automata`'s lazy DFA finds the same matches 3–5× faster here,
 //! for patterns where the two engines agree, which is checked rather than assumed:
 //!
-//! * **Only listed patterns** ([`PATTERNS`]): the split patterns of the bundled
-//!   `tokenizer.json` files (Anthropic's `ByteLevel` GPT-2 pattern, DeepSeek-V3's three,
-//!   MiniMax-Text-01's). Any other pattern stays on Oniguruma.
+//! * **Only listed patterns** ([`PATTERNS`]): the split patterns of the three tier
+//!   `tokenizer.json` files `crb` loads from `--tokenizers DIR` (Anthropic's `ByteLevel` GPT-2
+//!   pattern, DeepSeek-V3's three, MiniMax-Text-01's). Any other pattern stays on Oniguruma.
 //! * **Same character classes.** Both libraries' Unicode tables give the same members for every
 //!   class these patterns use (and `char::is_whitespace` is `\s` in both): a test compares all
 //!   1,112,064 scalar values, so a dependency update that changes a table fails it.
@@ -30,7 +30,8 @@
 
 use regex_automata::{Anchored, Input, meta};
 
-/// The patterns searched here: the `Split` patterns of the bundled `tokenizer.json` files.
+/// The patterns searched here: the `Split` patterns of the three tier `tokenizer.json` files
+/// (Anthropic, DeepSeek-V3, MiniMax-Text-01; `$ROUTEVAL_SHARED/thirdparty/tokenizers`).
 pub(super) const PATTERNS: &[&str] = &[
     // GPT-2's, the `ByteLevel` pre-tokenizer's own (Anthropic).
     r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",

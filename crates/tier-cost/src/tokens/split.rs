@@ -13,8 +13,8 @@
 //!   bank runs tens of millions of searches. [`SplitRegex::for_each_match`] calls `onig_search`,
 //!   whose match parameter lives on C's stack, with one caller-owned [`Region`].
 //!
-//! The bundled tokenizers' own patterns are searched through the `regex` crate's automata
-//! instead (`dfa.rs`, same matches, several times faster), except in texts over 1 MiB.
+//! The three tier tokenizer files' own patterns are searched through the `regex` crate's
+//! automata instead (`dfa.rs`, same matches, several times faster), except in texts over 1 MiB.
 //!
 //! The matches are those of `FindMatches` (the same compiled pattern, the same start positions,
 //! the same rule for an empty match right after the previous match: skip one character); the
@@ -49,9 +49,9 @@ impl std::fmt::Display for SearchError {
     }
 }
 
-/// A compiled `Split` pattern (owned Oniguruma regex; freed on drop), and for the bundled
-/// tokenizers' patterns the same pattern for the `regex` crate's automata ([`DfaSplit`]), which
-/// finds the same matches faster.
+/// A compiled `Split` pattern (owned Oniguruma regex; freed on drop), and for the three tier
+/// tokenizer files' patterns the same pattern for the `regex` crate's automata ([`DfaSplit`]),
+/// which finds the same matches faster.
 pub(super) struct SplitRegex {
     raw: onig_sys::OnigRegex,
     dfa: Option<DfaSplit>,
