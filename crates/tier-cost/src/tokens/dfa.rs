@@ -28,6 +28,7 @@
 //! (`tests` below and in `split.rs`), and the tokenizer tests compare counts with the
 //! `tokenizers` library's `encode`.
 
+use super::split::SearchError;
 use regex_automata::{Anchored, Input, meta};
 
 /// The patterns searched here: the `Split` patterns of the three tier `tokenizer.json` files
@@ -81,11 +82,15 @@ impl DfaSplit {
 
     /// Call `f(start, end)` for every match, left to right, as Oniguruma's walk does (each search
     /// starts where the last match ended; an empty match ending where the previous one ended
-    /// is skipped by moving one character on). Stops at `f`'s first error. `text` must be at
-    /// most [`MAX_BYTES`] long (the caller checks).
+    /// is skipped by moving one character on). Stops at `f`'s first error. `text` should be at
+    /// most [`MAX_BYTES`] long (the caller checks; longer texts are searched all the same).
+    ///
+    /// Errors: through `on_error`, a match whose bounds are not character boundaries of `text`
+    /// (the automata of a UTF-8 pattern never return one; checked rather than sliced into).
     pub(super) fn for_each_match<E>(
         &self,
         text: &str,
+        on_error: impl Fn(SearchError) -> E,
         mut f: impl FnMut(usize, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let len = text.len();
@@ -102,6 +107,14 @@ impl DfaSplit {
                     None => break,
                 },
             };
+            if start > end || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+                return Err(on_error(SearchError {
+                    code: 0,
+                    message: format!(
+                        "the regex library returned the bounds {start}..{end} for a text of {len} bytes"
+                    ),
+                }));
+            }
             if let Some(head) = &self.head {
                 end = self.lookahead_end(head, text, start, end);
             }
@@ -173,10 +186,14 @@ mod tests {
         let mut got = Vec::new();
         DfaSplit::new(p)
             .unwrap()
-            .for_each_match::<()>(text, |s, e| {
-                got.push((s, e));
-                Ok(())
-            })
+            .for_each_match(
+                text,
+                |e| e,
+                |s, e| {
+                    got.push((s, e));
+                    Ok(())
+                },
+            )
             .unwrap();
         got
     }

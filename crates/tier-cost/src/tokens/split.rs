@@ -29,11 +29,13 @@ use super::dfa::{self, DfaSplit};
 use std::ffi::c_int;
 use std::sync::OnceLock;
 
-/// Oniguruma's failure while searching (not "no match"): the retry or stack limit was reached,
-/// or the library ran out of memory. `message` is Oniguruma's own text for `code`.
+/// A failed search (not "no match"): Oniguruma's retry or stack limit was reached, or it ran
+/// out of memory (`message` is then its own text for `code`); or a library returned match
+/// bounds outside the text or inside a character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct SearchError {
-    /// The library's error code (negative; `ONIGERR_*`).
+    /// The library's error code (negative; `ONIGERR_*`), or 0 for match bounds that are not
+    /// character boundaries from the `regex` crate's automata (`dfa.rs`).
     pub code: i32,
     /// The library's message for the code (e.g. "retry-limit-in-match over").
     pub message: String,
@@ -144,7 +146,7 @@ impl SplitRegex {
         if let Some(dfa) = &self.dfa
             && len <= dfa::MAX_BYTES
         {
-            return dfa.for_each_match(text, |start, end| f(start, end, region));
+            return dfa.for_each_match(text, on_error, |start, end| f(start, end, region));
         }
         if len > i32::MAX as usize {
             return Err(on_error(SearchError {
