@@ -165,20 +165,7 @@ mod tests {
 
     /// Oniguruma's matches (through [`SplitRegex`] without its DFA).
     fn onig_matches(p: &str, text: &str) -> Vec<(usize, usize)> {
-        let mut got = Vec::new();
-        SplitRegex::onig_only(p)
-            .unwrap()
-            .for_each_match(
-                text,
-                &mut Region::new(),
-                |e| e,
-                |s, e, _| {
-                    got.push((s, e));
-                    Ok(())
-                },
-            )
-            .unwrap();
-        got
+        crate::tokens::split::tests::ours(&SplitRegex::onig_only(p).unwrap(), text)
     }
 
     /// This module's matches.

@@ -274,7 +274,7 @@ fn error_text(code: c_int) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::{Region, SplitRegex, dfa};
     use proptest::prelude::*;
     use tokenizers::utils::SysRegex;
@@ -294,7 +294,8 @@ mod tests {
         r"$",
     ];
 
-    fn ours(re: &SplitRegex, text: &str) -> Vec<(usize, usize)> {
+    /// Every match of `re` in `text` (`dfa.rs`'s tests compare with it too).
+    pub(in crate::tokens) fn ours(re: &SplitRegex, text: &str) -> Vec<(usize, usize)> {
         let mut got = Vec::new();
         let mut region = Region::new();
         re.for_each_match(
