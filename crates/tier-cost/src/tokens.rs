@@ -1095,13 +1095,13 @@ impl HfCounter {
         Ok(c)
     }
 
-    /// Whether the count-only fast path searches every `Split` pattern through the `regex`
-    /// crate's automata (true for the three tier tokenizer files' patterns, `tokens/dfa.rs`) rather
-    /// than through Oniguruma; false without a fast path.
+    /// Whether the count-only fast path has `Split` patterns and searches every one through the
+    /// `regex` crate's automata (true for the three tier tokenizer files, `tokens/dfa.rs`)
+    /// rather than through Oniguruma; false without a fast path or without a pattern.
     pub fn splits_through_automata(&self) -> bool {
-        self.fast
-            .as_ref()
-            .is_some_and(|(fp, _)| fp.steps.iter().all(|s| s.regex.has_automata()))
+        self.fast.as_ref().is_some_and(|(fp, _)| {
+            !fp.steps.is_empty() && fp.steps.iter().all(|s| s.regex.has_automata())
+        })
     }
 
     /// Whether the count-only fast path is used (else every count is a full `encode`).

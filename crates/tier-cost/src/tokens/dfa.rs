@@ -2,8 +2,8 @@
 //! Oniguruma's backtracking search, with the same matches.
 //!
 //! Oniguruma starts every search with a fresh backtrack stack and copies it to the heap after
-//! the first attempt; at 20,000 CommonRouterBench rows that set-up is most of the regex time
-//! (`benches/crb.md`). `regex-automata`'s lazy DFA finds the same matches 3–5× faster here,
+//! the first attempt; at 20,000 CommonRouterBench rows that set-up was about 40 % of the regex
+//! time (`benches/crb.md`). `regex-automata`'s lazy DFA finds the same matches 3–5× faster here,
 //! for patterns where the two engines agree, which is checked rather than assumed:
 //!
 //! * **Only listed patterns** ([`PATTERNS`]): the split patterns of the three tier
@@ -20,15 +20,16 @@
 //!   alternative matched is decided by searching the alternatives before it at the match's
 //!   start: the preference order makes them win wherever they match.
 //! * **Same failures.** Oniguruma stops a match attempt after 10,000,000 backtracks
-//!   (`retry-limit-in-match over`, an error for the row). These patterns backtrack at most a few
-//!   times per character of a run, so only a text of millions of bytes can reach that limit;
-//!   texts longer than [`MAX_BYTES`] stay on Oniguruma, which fails where it did.
+//!   (`retry-limit-in-match over`, an error for the row). These patterns backtrack about once
+//!   per character of a run (MiniMax-Text-01's on capital letters and DeepSeek-V3's and
+//!   MiniMax-Text-01's on spaces first fail at about ten million characters), so a searched
+//!   piece longer than [`MAX_BYTES`] stays on Oniguruma, which fails where it did, and a
+//!   shorter one cannot reach the limit.
 //!
 //! The tests compare the matches with Oniguruma's on generated texts over every class boundary
 //! (`tests` below and in `split.rs`), and the tokenizer tests compare counts with the
 //! `tokenizers` library's `encode`.
 
-use super::split::SearchError;
 use regex_automata::{Anchored, Input, meta};
 
 /// The patterns searched here: the `Split` patterns of the three tier `tokenizer.json` files
@@ -45,9 +46,9 @@ pub(super) const PATTERNS: &[&str] = &[
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
 ];
 
-/// The longest text (bytes) searched here; longer ones go to Oniguruma, so its retry limit
-/// fails them as before (see the module docs). Far below the shortest text that reaches the
-/// limit with these patterns (several million bytes of one character class).
+/// The longest piece of text (bytes) searched here; longer ones go to Oniguruma, so its retry
+/// limit fails them as before (see the module docs). About a tenth of the shortest text that
+/// reaches the limit with these patterns (about ten million characters of one class).
 pub(super) const MAX_BYTES: usize = 1 << 20;
 
 /// The lookahead tail searched as `\s+` (see the module docs).
@@ -57,7 +58,9 @@ const TAIL: &str = r"|\s+(?!\S)|\s+";
 pub(super) struct DfaSplit {
     /// The whole pattern, with [`TAIL`] searched as `\s+`.
     whole: meta::Regex,
-    /// The alternatives before [`TAIL`], if the pattern ends with it.
+    /// The alternatives before [`TAIL`], if the pattern ends with it. Those patterns match at
+    /// every character (an alternative takes whitespace, letters, numbers and the rest), so
+    /// their searches try an anchored match first.
     head: Option<meta::Regex>,
 }
 
@@ -85,35 +88,38 @@ impl DfaSplit {
     /// is skipped by moving one character on). Stops at `f`'s first error. `text` should be at
     /// most [`MAX_BYTES`] long (the caller checks; longer texts are searched all the same).
     ///
-    /// Errors: through `on_error`, a match whose bounds are not character boundaries of `text`
-    /// (the automata of a UTF-8 pattern never return one; checked rather than sliced into).
+    /// Errors: `bad_bounds(start, end)` for a match whose bounds are not character boundaries
+    /// of `text` (the automata of a UTF-8 pattern never return one; checked rather than sliced
+    /// into).
     pub(super) fn for_each_match<E>(
         &self,
         text: &str,
-        on_error: impl Fn(SearchError) -> E,
+        bad_bounds: impl Fn(usize, usize) -> E,
         mut f: impl FnMut(usize, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let len = text.len();
         let mut from = 0usize;
         let mut last_match_end: Option<usize> = None;
         while from <= len {
-            // Most matches start where the last one ended (the patterns cover nearly every
-            // character): an anchored search needs only the forward automaton.
-            let anchored = Input::new(text).range(from..).anchored(Anchored::Yes);
-            let (start, mut end) = match self.whole.search_half(&anchored) {
-                Some(m) => (from, m.offset()),
+            // A pattern with the tail matches at every character, so its next match starts
+            // where the last one ended: an anchored search needs only the forward automaton.
+            // The others (DeepSeek-V3's numbers and CJK) search ahead.
+            let anchored = match &self.head {
+                Some(_) => self
+                    .whole
+                    .search_half(&Input::new(text).range(from..).anchored(Anchored::Yes))
+                    .map(|m| (from, m.offset())),
+                None => None,
+            };
+            let (start, mut end) = match anchored {
+                Some(m) => m,
                 None => match self.whole.find(Input::new(text).range(from..)) {
                     Some(m) => (m.start(), m.end()),
                     None => break,
                 },
             };
             if start > end || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
-                return Err(on_error(SearchError {
-                    code: 0,
-                    message: format!(
-                        "the regex library returned the bounds {start}..{end} for a text of {len} bytes"
-                    ),
-                }));
+                return Err(bad_bounds(start, end));
             }
             if let Some(head) = &self.head {
                 end = self.lookahead_end(head, text, start, end);
@@ -175,7 +181,7 @@ mod tests {
             .unwrap()
             .for_each_match(
                 text,
-                |e| e,
+                |_, _| (),
                 |s, e| {
                     got.push((s, e));
                     Ok(())
@@ -282,6 +288,47 @@ mod tests {
             let text: String = parts.iter().map(|(c, n)| c.repeat(*n)).collect();
             for p in PATTERNS {
                 prop_assert_eq!(dfa_matches(p, &text), onig_matches(p, &text), "pattern {}", p);
+            }
+        }
+    }
+
+    /// A text of several thousand sentences (mixed scripts, numbers, code, runs of spaces and
+    /// line breaks; over the automata's cache sizes), then the same text cut to just under,
+    /// at and just over [`MAX_BYTES`], where the search moves to Oniguruma: the same matches
+    /// as Oniguruma's everywhere.
+    #[test]
+    fn long_texts_and_the_size_limit_match_as_in_oniguruma() {
+        let unit = concat!(
+            "Tomorrow's release: fix the parser's 12345 rows!\n    if x == 7:\t\treturn ",
+            "     \"d'Artagnan\" 中文テキスト あいう ÉCOLE élève ǅemal ʰ 😀 ٣٤ ½  \r\n\n  ",
+        );
+        let mut text = String::new();
+        let mut i = 0u32;
+        while text.len() <= MAX_BYTES + 64 {
+            text.push_str(unit);
+            text.push_str(&" ".repeat((i % 7) as usize));
+            text.push_str(&i.to_string());
+            i += 1;
+        }
+        for p in PATTERNS {
+            let re = SplitRegex::new(p).unwrap();
+            for n in [
+                200_000,
+                MAX_BYTES - 3,
+                MAX_BYTES,
+                MAX_BYTES + 1,
+                MAX_BYTES + 40,
+            ] {
+                let mut n = n;
+                while !text.is_char_boundary(n) {
+                    n -= 1;
+                }
+                let t = &text[..n];
+                assert_eq!(
+                    crate::tokens::split::tests::ours(&re, t),
+                    onig_matches(p, t),
+                    "pattern {p}, {n} bytes"
+                );
             }
         }
     }

@@ -14,7 +14,8 @@
 //!   whose match parameter lives on C's stack, with one caller-owned [`Region`].
 //!
 //! The three tier tokenizer files' own patterns are searched through the `regex` crate's
-//! automata instead (`dfa.rs`, same matches, several times faster), except in texts over 1 MiB.
+//! automata instead (`dfa.rs`, same matches, several times faster), except where the searched
+//! piece is over 1 MiB.
 //!
 //! The matches are those of `FindMatches` (the same compiled pattern, the same start positions,
 //! the same rule for an empty match right after the previous match: skip one character); the
@@ -146,7 +147,15 @@ impl SplitRegex {
         if let Some(dfa) = &self.dfa
             && len <= dfa::MAX_BYTES
         {
-            return dfa.for_each_match(text, on_error, |start, end| f(start, end, region));
+            let bad_bounds = |start, end| {
+                on_error(SearchError {
+                    code: 0,
+                    message: format!(
+                        "the regex library returned the bounds {start}..{end} for a text of {len} bytes"
+                    ),
+                })
+            };
+            return dfa.for_each_match(text, bad_bounds, |start, end| f(start, end, region));
         }
         if len > i32::MAX as usize {
             return Err(on_error(SearchError {
