@@ -36,7 +36,7 @@ use regex_automata::{Anchored, Input, meta};
 /// (Anthropic, DeepSeek-V3, MiniMax-Text-01; `$ROUTEVAL_SHARED/thirdparty/tokenizers`).
 pub(super) const PATTERNS: &[&str] = &[
     // GPT-2's, the `ByteLevel` pre-tokenizer's own (Anthropic).
-    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    super::GPT2_PATTERN,
     // DeepSeek-V3's three (the third with line-feed and carriage-return characters themselves,
     // as its file has them, where MiniMax-Text-01's has `\r` and `\n`).
     r"\p{N}{1,3}",
@@ -122,7 +122,7 @@ impl DfaSplit {
                 return Err(bad_bounds(start, end));
             }
             if let Some(head) = &self.head {
-                end = self.lookahead_end(head, text, start, end);
+                end = lookahead_end(head, text, start, end);
             }
             if start == end && last_match_end == Some(end) {
                 from += text[from..].chars().next().map_or(1, char::len_utf8);
@@ -134,31 +134,31 @@ impl DfaSplit {
         }
         Ok(())
     }
+}
 
-    /// The end of the match `start..end` of the whole pattern once `\s+(?!\S)` is applied: one
-    /// character earlier if the match is the final `\s+` alternative's (`head` does not match at
-    /// `start`), spans two or more characters and is not at the end of the text; else `end`.
-    /// Such a match is a whole run of whitespace, so the character after it is not whitespace.
-    /// The checks on the first and the next character only spare the `head` search for matches
-    /// that cannot be that alternative's.
-    fn lookahead_end(&self, head: &meta::Regex, text: &str, start: usize, end: usize) -> usize {
-        let mut run = text[start..end].chars();
-        let (Some(first), Some(last)) = (run.next(), run.next_back()) else {
-            return end; // fewer than two characters
-        };
-        let followed_by_non_space = text[end..]
-            .chars()
-            .next()
-            .is_some_and(|c| !c.is_whitespace());
-        if !first.is_whitespace() || !followed_by_non_space {
-            return end;
-        }
-        let at_start = Input::new(text).range(start..).anchored(Anchored::Yes);
-        if head.is_match(at_start) {
-            end
-        } else {
-            end - last.len_utf8()
-        }
+/// The end of the match `start..end` of the whole pattern once `\s+(?!\S)` is applied: one
+/// character earlier if the match is the final `\s+` alternative's (`head` does not match at
+/// `start`), spans two or more characters and is not at the end of the text; else `end`.
+/// Such a match is a whole run of whitespace, so the character after it is not whitespace.
+/// The checks on the first and the next character only spare the `head` search for matches
+/// that cannot be that alternative's.
+fn lookahead_end(head: &meta::Regex, text: &str, start: usize, end: usize) -> usize {
+    let mut run = text[start..end].chars();
+    let (Some(first), Some(last)) = (run.next(), run.next_back()) else {
+        return end; // fewer than two characters
+    };
+    let followed_by_non_space = text[end..]
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace());
+    if !first.is_whitespace() || !followed_by_non_space {
+        return end;
+    }
+    let at_start = Input::new(text).range(start..).anchored(Anchored::Yes);
+    if head.is_match(at_start) {
+        end
+    } else {
+        end - last.len_utf8()
     }
 }
 
