@@ -122,6 +122,19 @@ fn end_to_end(c: &mut Criterion) {
     g.bench_function("qrels_parse_2000q", |b| {
         b.iter(|| Qrels::from_bytes(black_box(&q), "qrels").expect("ok"))
     });
+    // The same on one thread: the kernel's CPU time per run (the line scan, the score
+    // parse, ranking and measures), without the second core's scheduling in the figure.
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a pool of one thread");
+    g.bench_function("2000q_x_100docs_one_thread", |b| {
+        b.iter(|| {
+            one.install(|| {
+                trec::evaluate_bytes(&qrels, black_box(&r), "run", &opts, "qrels").expect("ok")
+            })
+        })
+    });
     g.finish();
 
     // Many small queries: the per-query structures (each query's judgments, its result slot)

@@ -10,8 +10,8 @@
 
 pub use super::compute::{EvalOptions, TrecAccumulator, compute_measure, compute_query};
 use super::parse::{
-    Qrels, QueryQrels, Run, ScannedLine, hash_id, is_skippable, line_chunks, parse_run_line,
-    same_id, scan_run_line,
+    Qrels, QueryQrels, Run, RunLines, ScannedLine, hash_id, is_skippable, line_chunks,
+    parse_run_line, same_id,
 };
 use super::rank::{JudgedRanking, key_score, score_key, score_key_for};
 pub use super::spec::TrecEvalVersion;
@@ -770,7 +770,6 @@ fn parse_chunk<'a>(
     let mut docs: Vec<Doc<'a>> = Vec::with_capacity(1024);
     let mut scratch = Scratch::default();
     let mut cur: Option<(&'a [u8], usize, Option<usize>)> = None;
-    let mut pos = start;
     // Segments are evaluated when closed, except the chunk's first and last (they may continue
     // in a neighbouring chunk); those are evaluated after all chunks are parsed. Once a qid
     // comes back in this chunk (lines interleaved across queries), eager evaluation stops for
@@ -807,9 +806,7 @@ fn parse_chunk<'a>(
         });
         docs.clear();
     };
-    let chunk = &buf[..end];
-    while pos < end {
-        let (line, next) = scan_run_line(chunk, pos);
+    for (pos, line, _) in RunLines::new(&buf[..end], start) {
         match line {
             ScannedLine::Skip => {}
             ScannedLine::Record((qid, docno, score, tag)) => {
@@ -834,7 +831,6 @@ fn parse_chunk<'a>(
                 return out;
             }
         }
-        pos = next;
     }
     if let Some((q, s, qi)) = cur {
         close(q, s, qi, end, &mut docs, &mut out, true);

@@ -16,7 +16,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{BufRead, Read};
 
 mod qrels_chunk;
+mod run_lines;
 use qrels_chunk::{QrelChunk, QrelRun, RunSource, for_each_qrel, parse_qrels_chunk};
+pub(crate) use run_lines::RunLines;
 
 /// The largest relevance value accepted in qrels (trec_eval documents < 128; per-level counts
 /// are kept in an array, so the value bounds memory).
