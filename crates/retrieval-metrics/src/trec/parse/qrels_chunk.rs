@@ -2,6 +2,7 @@
 //! the long ones built into their query while read. [`super::Qrels::from_bytes`] joins the
 //! chunks' runs by qid.
 
+use super::run_lines::MaskedLines;
 use super::{Judgment, QueryQrels, SortScratch, is_skippable, parse_rel, same_id, split_fields};
 use routeval_core::{Error, Location};
 
@@ -42,20 +43,35 @@ pub(super) struct QrelChunk<'b> {
     pub(super) base: u64,
 }
 
-/// Call `f(line, start, qid, docno, rel)` for every judgment line of `buf` (blank and comment
+/// Call `f_line(line, start, qid, docno, rel)` for every judgment line of `buf` (blank and comment
 /// lines skipped; `line` counts from `first_line + 1`, `start` is the line's offset in `buf`).
 /// Returns the number of lines, or the first bad line's number and problem.
 pub(super) fn for_each_qrel<'b>(
     buf: &'b [u8],
     first_line: u64,
-    mut f: impl FnMut(u64, usize, &'b [u8], &'b [u8], i32),
+    mut f_line: impl FnMut(u64, usize, &'b [u8], &'b [u8], i32),
 ) -> Result<u64, (u64, String)> {
     let mut line_no = first_line;
     let mut start = 0usize;
     let mut fields: [&'b [u8]; 4] = [&[]; 4];
+    let mut masks = MaskedLines::new(buf);
     while start < buf.len() {
-        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
         line_no += 1;
+        // The common line, four fields read from the byte masks; any other line (and a bad
+        // relevance, whose error is the same either way) goes through the general reader.
+        if let Some((f, false, next)) = masks.fields::<4>(start)
+            && let (Some(qid), Some(docno), Some(rel)) = (
+                buf.get(f[0].0..f[0].1),
+                buf.get(f[2].0..f[2].1),
+                buf.get(f[3].0..f[3].1),
+            )
+        {
+            let rel = parse_rel(rel).map_err(|p| (line_no, p))?;
+            f_line(line_no, start, qid, docno, rel);
+            start = next;
+            continue;
+        }
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
         let line = &buf[start..nl];
         let line_start = start;
         start = nl + 1;
@@ -76,7 +92,7 @@ pub(super) fn for_each_qrel<'b>(
             return Err((line_no, msg.to_string()));
         }
         let rel = parse_rel(fields[3]).map_err(|p| (line_no, p))?;
-        f(line_no, line_start, fields[0], fields[2], rel);
+        f_line(line_no, line_start, fields[0], fields[2], rel);
     }
     Ok(line_no - first_line)
 }
@@ -144,5 +160,94 @@ pub(super) fn parse_qrels_chunk<'b>(
             line,
             Some(Error::input(Location::at_line(source, line), problem)),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Read<'b> = Vec<(u64, usize, &'b [u8], &'b [u8], i32)>;
+
+    /// What [`for_each_qrel`] read before the byte masks: each line found with `memchr`, then
+    /// `is_skippable`, `split_fields` and `parse_rel`.
+    fn line_by_line(buf: &[u8]) -> (Read<'_>, Result<u64, (u64, String)>) {
+        let mut out = Vec::new();
+        let mut line_no = 0u64;
+        let mut start = 0usize;
+        let mut fields: [&[u8]; 4] = [&[]; 4];
+        while start < buf.len() {
+            let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+            line_no += 1;
+            let line = &buf[start..nl];
+            let line_start = start;
+            start = nl + 1;
+            if is_skippable(line) {
+                continue;
+            }
+            let n = split_fields(line, &mut fields);
+            if n != 4 {
+                return (out, Err((line_no, format!("{n} fields"))));
+            }
+            match parse_rel(fields[3]) {
+                Ok(rel) => out.push((line_no, line_start, fields[0], fields[2], rel)),
+                Err(p) => return (out, Err((line_no, p))),
+            }
+        }
+        (out, Ok(line_no))
+    }
+
+    fn check(buf: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut got = Vec::new();
+        let r = for_each_qrel(buf, 0, |l, s, q, d, rel| got.push((l, s, q, d, rel)));
+        let (want, want_r) = line_by_line(buf);
+        proptest::prop_assert_eq!(got, want);
+        // The same line fails, for the same reason when it is the relevance.
+        match (r, want_r) {
+            (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+            (Err((a, p)), Err((b, q))) => {
+                proptest::prop_assert_eq!(a, b);
+                if !q.ends_with("fields") {
+                    proptest::prop_assert_eq!(p, q);
+                }
+            }
+            (a, b) => proptest::prop_assert!(false, "{:?} against {:?}", a, b),
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(1000))]
+
+        /// Qrels long enough for the byte masks: plain lines, and every kind the masks hand
+        /// over (blank, comment, leading blanks, tabs and CR, control bytes, too few or too
+        /// many columns, long lines, relevances that are not plain integers).
+        #[test]
+        fn qrels_lines_read_as_line_by_line(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => "q[0-9]{1,3} 0 d[0-9a-z_]{1,14} [0-9]{1,2}",
+                    2 => "[ \t]{0,2}#?q[0-9\x01\u{e9}]{0,3}[ \t\r\x0b\x0c]{1,3}0[ \t]{1,2}d[0-9_#]{1,60}[ \t]{1,2}(-?[0-9]{1,6}|1\\.0|x)([ \t]x)?[ \t\r]{0,2}",
+                    1 => "[ \t#a-z0-9.\x01]{0,70}",
+                ],
+                1..150,
+            ),
+            tail in "[a-z0-9 .\n]{0,140}",
+        ) {
+            let text = format!("{}\n{tail}", lines.join("\n"));
+            check(text.as_bytes())?;
+        }
+    }
+
+    #[test]
+    fn plain_qrels_read_as_line_by_line() {
+        let mut text = String::new();
+        for i in 0..300 {
+            text.push_str(&format!("q{} 0 doc{} {}\n", i % 11, i, i % 4));
+        }
+        check(text.as_bytes()).unwrap();
+        text.push_str("q1 0 d 99999999\n");
+        text.push_str(&"q2 0 d 1\n".repeat(20));
+        check(text.as_bytes()).unwrap();
     }
 }

@@ -1,4 +1,6 @@
-//! The lines of a run chunk, scanned from bit masks computed 64 bytes at a time.
+//! The lines of a run chunk, scanned from bit masks computed 64 bytes at a time
+//! ([`MaskedLines`]; the qrels reader, `qrels_chunk::for_each_qrel`, reads its common lines
+//! through it too).
 //!
 //! [`RunLines`] yields the same lines as calling [`scan_run_line`] at each line start (tested
 //! against it), faster on the common line. Bit masks of a segment of the text are computed
@@ -24,11 +26,14 @@ use super::{ScannedLine, parse_score, scan_run_line};
 /// starting in the last block can be read across its end.
 const SEGMENT_BLOCKS: usize = 64;
 
-/// The lines of a run chunk `buf[start..]` (the chunk's text ends where `buf` ends), in order:
-/// `(line start, the line as [`scan_run_line`] reads it, next line start)`.
-pub(crate) struct RunLines<'a> {
+/// A line read by [`MaskedLines::fields`]: the byte ranges of its first `K` fields, whether
+/// it has more, and the start of the next line.
+pub(crate) type MaskedLine<const K: usize> = ([(usize, usize); K], bool, usize);
+
+/// Byte masks of a text, a segment at a time, and the fields of a line read from them: the
+/// engine of [`RunLines`] and of the qrels reader.
+pub(crate) struct MaskedLines<'a> {
     buf: &'a [u8],
-    pos: usize,
     /// Offset of the segment's first block in `buf`.
     seg: usize,
     /// Blocks of the segment computed (0 to `SEGMENT_BLOCKS + 1`).
@@ -41,13 +46,12 @@ pub(crate) struct RunLines<'a> {
     bad: [u64; SEGMENT_BLOCKS + 1],
 }
 
-impl<'a> RunLines<'a> {
-    /// The lines of `buf` from `start` (a line start).
-    pub(crate) fn new(buf: &'a [u8], start: usize) -> Self {
-        RunLines {
+impl<'a> MaskedLines<'a> {
+    /// Masks over `buf` (lines end at `\n` or at the end of `buf`), none computed yet.
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        MaskedLines {
             buf,
-            pos: start,
-            seg: start,
+            seg: 0,
             blocks: 0,
             low: [0; SEGMENT_BLOCKS + 1],
             nl: [0; SEGMENT_BLOCKS + 1],
@@ -55,14 +59,14 @@ impl<'a> RunLines<'a> {
         }
     }
 
-    /// Compute the masks of the segment starting at `self.pos`.
-    fn refill(&mut self) {
-        self.seg = self.pos;
-        let whole = (self.buf.len() - self.pos) / 64;
+    /// Compute the masks of the segment starting at `at`.
+    fn refill(&mut self, at: usize) {
+        self.seg = at;
+        let whole = self.buf.len().saturating_sub(at) / 64;
         self.blocks = whole.min(SEGMENT_BLOCKS + 1);
         for i in 0..self.blocks {
-            let at = self.pos + i * 64;
-            let Some(Ok(bytes)) = self.buf.get(at..at + 64).map(<&[u8; 64]>::try_from) else {
+            let b = at + i * 64;
+            let Some(Ok(bytes)) = self.buf.get(b..b + 64).map(<&[u8; 64]>::try_from) else {
                 self.blocks = i;
                 return;
             };
@@ -76,9 +80,17 @@ impl<'a> RunLines<'a> {
         }
     }
 
-    /// The line at `s` from the masks, or `None` for [`scan_run_line`] to read it.
+    /// The line starting at `s`, when the masks decide it: the byte ranges of its first `K`
+    /// fields, whether it has more fields, and the start of the next line. `None` (the
+    /// caller's general reader then takes the line) when the line does not end within the 64
+    /// bytes from `s`, is blank or a comment (starts with whitespace or `#`), holds a control
+    /// byte that is not whitespace, or has fewer than `K` fields. Calls must go forward
+    /// through the text (`s` never below a previous call's).
     #[inline]
-    fn read_masked(&self, s: usize) -> Option<(ScannedLine<'a>, usize)> {
+    pub(crate) fn fields<const K: usize>(&mut self, s: usize) -> Option<MaskedLine<K>> {
+        if s < self.seg || (s - self.seg) / 64 + 1 >= self.blocks {
+            self.refill(s);
+        }
         let rel = s - self.seg;
         let i = rel / 64;
         if i + 1 >= self.blocks {
@@ -96,13 +108,12 @@ impl<'a> RunLines<'a> {
         let bad = window(&self.bad);
         let e = nl.trailing_zeros();
         let line = (1u64 << e) - 1;
-        let buf = self.buf;
-        if low & 1 != 0 || buf[s] == b'#' || bad & line != 0 {
+        if low & 1 != 0 || self.buf.get(s) == Some(&b'#') || bad & line != 0 {
             return None;
         }
         let mut starts = !low & ((low << 1) | 1) & line;
         let mut ends = low & !(low << 1) & (line | (1u64 << e));
-        let mut f: [(usize, usize); 6] = [(0, 0); 6];
+        let mut f = [(0usize, 0usize); K];
         for field in f.iter_mut() {
             if starts == 0 {
                 return None;
@@ -114,6 +125,31 @@ impl<'a> RunLines<'a> {
             starts &= starts - 1;
             ends &= ends - 1;
         }
+        Some((f, starts != 0, s + e as usize + 1))
+    }
+}
+
+/// The lines of a run chunk `buf[start..]` (the chunk's text ends where `buf` ends), in order:
+/// `(line start, the line as [`scan_run_line`] reads it, next line start)`.
+pub(crate) struct RunLines<'a> {
+    masks: MaskedLines<'a>,
+    pos: usize,
+}
+
+impl<'a> RunLines<'a> {
+    /// The lines of `buf` from `start` (a line start).
+    pub(crate) fn new(buf: &'a [u8], start: usize) -> Self {
+        RunLines {
+            masks: MaskedLines::new(buf),
+            pos: start,
+        }
+    }
+
+    /// The line at `s` from the masks, or `None` for [`scan_run_line`] to read it.
+    #[inline]
+    fn read_masked(&mut self, s: usize) -> Option<(ScannedLine<'a>, usize)> {
+        let (f, _, next) = self.masks.fields::<6>(s)?;
+        let buf = self.masks.buf;
         let field = |k: usize| buf.get(f[k].0..f[k].1);
         let (a, b) = f[4];
         let score = match buf.get(a..a + 8) {
@@ -125,7 +161,7 @@ impl<'a> RunLines<'a> {
         };
         Some((
             ScannedLine::Record((field(0)?, field(2)?, score, field(5)?)),
-            s + e as usize + 1,
+            next,
         ))
     }
 }
@@ -136,15 +172,12 @@ impl<'a> Iterator for RunLines<'a> {
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let s = self.pos;
-        if s >= self.buf.len() {
+        if s >= self.masks.buf.len() {
             return None;
-        }
-        if (s - self.seg) / 64 + 1 >= self.blocks {
-            self.refill();
         }
         let (line, next) = match self.read_masked(s) {
             Some(read) => read,
-            None => scan_run_line(self.buf, s),
+            None => scan_run_line(self.masks.buf, s),
         };
         self.pos = next;
         Some((s, line, next))
@@ -295,11 +328,7 @@ mod tests {
         text.push_str(&"q3 Q0 d 1 1 t\n".repeat(10));
         check(text.as_bytes()).unwrap();
         let fast = RunLines::new(text.as_bytes(), 0)
-            .filter(|&(s, _, _)| {
-                let mut lines = RunLines::new(text.as_bytes(), s);
-                lines.refill();
-                lines.read_masked(s).is_some()
-            })
+            .filter(|&(s, _, _)| RunLines::new(text.as_bytes(), s).read_masked(s).is_some())
             .count();
         if cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
             assert!(fast >= 200, "{fast} lines read from the masks");
