@@ -7,15 +7,24 @@
 //! first, in one pass with no dependence on where lines end: which bytes are at most `0x20`,
 //! which are `\n`, and which are at most `0x20` but not C whitespace. Then each line's fields
 //! are read from the masks. Its end is the next `\n` bit. Fields start where a byte above
-//! `0x20` follows a byte at most `0x20`, and end where the reverse happens. No per-byte loop
-//! and no per-field branch: the old scanner's loops ended on a different byte in every line,
-//! a mispredicted branch each.
+//! `0x20` follows a byte at most `0x20`, and end where the reverse happens. No per-byte loop:
+//! the old scanner's loops ended on a different byte in every line, a mispredicted branch
+//! each; the one test per field here (is there another field?) goes the same way on every
+//! common line.
 //!
-//! A line takes this path when it fits in the 64 bytes from its start, is not blank or a
-//! comment, has at least six fields and no control byte that is not whitespace (content for
-//! trec_eval), and has a score that parses. Anything else goes to [`scan_run_line`], so its
-//! result and error are the general ones. Scores of at most 8 bytes that are plain decimals
-//! are read by [`parse_short`], the same Clinger division as [`parse_score`]'s fast path.
+//! A line takes this path when all of these hold:
+//! - it ends with `\n` within the 64 bytes from its start, and the text holds two whole
+//!   64-byte blocks of masks from its block on (so the last 64 to 127 bytes of a chunk, and a
+//!   last line without `\n`, take the general path);
+//! - its first byte is above `0x20` and is not `#` (so blank lines, comments and lines with
+//!   leading whitespace take the general path);
+//! - it has no control byte that is not whitespace (content for trec_eval);
+//! - it has at least six fields, and a score that parses.
+//!
+//! Anything else goes to [`scan_run_line`], so its result and error are the general ones.
+//! Scores of at most 8 bytes that are plain decimals are read by [`parse_short`] (when 8 bytes
+//! from the score's start are in the text; else by [`parse_score`], with the same value), the
+//! same Clinger division as [`parse_score`]'s fast path.
 //!
 //! The masks are computed with SSE2 (part of every x86-64 CPU) through `safe_arch`. On other
 //! targets every line goes to [`scan_run_line`].
@@ -82,10 +91,17 @@ impl<'a> MaskedLines<'a> {
 
     /// The line starting at `s`, when the masks decide it: the byte ranges of its first `K`
     /// fields, whether it has more fields, and the start of the next line. `None` (the
-    /// caller's general reader then takes the line) when the line does not end within the 64
-    /// bytes from `s`, is blank or a comment (starts with whitespace or `#`), holds a control
-    /// byte that is not whitespace, or has fewer than `K` fields. Calls must go forward
-    /// through the text (`s` never below a previous call's).
+    /// caller's general reader then takes the line) when:
+    /// - the line does not end with `\n` within the 64 bytes from `s` (a last line without
+    ///   `\n` included);
+    /// - the text does not hold two whole 64-byte blocks from `s`'s block on (the end of the
+    ///   text);
+    /// - the line's first byte is at most `0x20` (blank, or leading whitespace) or is `#`;
+    /// - the line holds a control byte that is not whitespace;
+    /// - the line has fewer than `K` fields.
+    ///
+    /// Calls going forward through the text reuse the masks of the current segment; a call
+    /// outside it computes the masks of a new segment starting at `s`.
     #[inline]
     pub(crate) fn fields<const K: usize>(&mut self, s: usize) -> Option<MaskedLine<K>> {
         if s < self.seg || (s - self.seg) / 64 + 1 >= self.blocks {
@@ -184,7 +200,7 @@ impl<'a> Iterator for RunLines<'a> {
     }
 }
 
-/// The three masks of one 64-byte block (see [`RunLines`]'s fields), with SSE2.
+/// The three masks of one 64-byte block (see [`MaskedLines`]' fields), with SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn block_masks(bytes: &[u8; 64]) -> Option<(u64, u64, u64)> {
@@ -408,18 +424,19 @@ mod tests {
         ) {
             let text = format!("{}\n{tail}", lines.join("\n"));
             check(text.as_bytes())?;
-            // And from a start inside the text, as a chunk other than the first begins.
-            if let Some(k) = text.find('\n') {
-                let from = k + 1;
-                let got: Vec<_> = RunLines::new(text.as_bytes(), from)
+            // From each of the first 48 line starts (as chunks other than the first begin,
+            // each at another offset in the 64-byte blocks), and with the text cut at line
+            // ends (as chunks end): the same lines.
+            let buf = text.as_bytes();
+            let all = by_line(buf);
+            for (k, &(from, _, _)) in all.iter().enumerate().take(48) {
+                let got: Vec<_> = RunLines::new(buf, from)
                     .map(|(s, l, n)| (s, show(&l), n))
                     .collect();
-                let want: Vec<_> = by_line(&text.as_bytes()[from..])
-                    .into_iter()
-                    .map(|(s, l, n)| (s + from, l, n + from))
-                    .collect();
-                // Offsets differ, fields do not.
-                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(&got[..], &all[k..]);
+            }
+            for &(_, _, end) in all.iter().step_by(5) {
+                check(&buf[..end])?;
             }
         }
     }
