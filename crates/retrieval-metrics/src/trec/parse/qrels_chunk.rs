@@ -49,6 +49,17 @@ pub(super) struct QrelChunk<'b> {
 pub(super) fn for_each_qrel<'b>(
     buf: &'b [u8],
     first_line: u64,
+    f_line: impl FnMut(u64, usize, &'b [u8], &'b [u8], i32),
+) -> Result<u64, (u64, String)> {
+    walk_qrels::<true>(buf, first_line, f_line)
+}
+
+/// [`for_each_qrel`], with the common lines read from byte masks (`MASKS`) or every line by
+/// the general reader (`memchr`, `is_skippable`, `split_fields`, `parse_rel`: the tests'
+/// reference).
+fn walk_qrels<'b, const MASKS: bool>(
+    buf: &'b [u8],
+    first_line: u64,
     mut f_line: impl FnMut(u64, usize, &'b [u8], &'b [u8], i32),
 ) -> Result<u64, (u64, String)> {
     let mut line_no = first_line;
@@ -60,7 +71,8 @@ pub(super) fn for_each_qrel<'b>(
         // The common line: four fields read from the byte masks (a bad relevance is reported
         // here, with the message the general reader would give). Any other line goes through
         // the general reader.
-        if let Some((f, false, next)) = masks.fields::<4>(start)
+        if MASKS
+            && let Some((f, false, next)) = masks.fields::<4>(start)
             && let (Some(qid), Some(docno), Some(rel)) = (
                 buf.get(f[0].0..f[0].1),
                 buf.get(f[2].0..f[2].1),
@@ -80,22 +92,28 @@ pub(super) fn for_each_qrel<'b>(
             continue;
         }
         let n = split_fields(line, &mut fields);
-        if n < 4 {
-            let what = ["qid", "iter", "docno", "rel"][n];
-            let msg = format!(
-                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
-                n + 1
-            );
-            return Err((line_no, msg));
-        }
-        if n > 4 {
-            let msg = "too many columns; qrels lines are 'qid iter docno rel'";
-            return Err((line_no, msg.to_string()));
+        if let Some(problem) = column_problem(n) {
+            return Err((line_no, problem));
         }
         let rel = parse_rel(fields[3]).map_err(|p| (line_no, p))?;
         f_line(line_no, line_start, fields[0], fields[2], rel);
     }
     Ok(line_no - first_line)
+}
+
+/// The problem with a qrels line of `n` fields (`None` for the four it must have).
+fn column_problem(n: usize) -> Option<String> {
+    match n {
+        0..=3 => {
+            let what = ["qid", "iter", "docno", "rel"][n];
+            Some(format!(
+                "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
+                n + 1
+            ))
+        }
+        4 => None,
+        _ => Some("too many columns; qrels lines are 'qid iter docno rel'".to_string()),
+    }
 }
 
 /// Runs of at least this many judgments are built into their query while the chunk is read;
@@ -168,49 +186,13 @@ pub(super) fn parse_qrels_chunk<'b>(
 mod tests {
     use super::*;
 
-    type Read<'b> = Vec<(u64, usize, &'b [u8], &'b [u8], i32)>;
-
-    /// What [`for_each_qrel`] read before the byte masks: each line found with `memchr`, then
-    /// `is_skippable`, `split_fields` and `parse_rel`.
-    fn line_by_line(buf: &[u8]) -> (Read<'_>, Result<u64, (u64, String)>) {
-        let mut out = Vec::new();
-        let mut line_no = 0u64;
-        let mut start = 0usize;
-        let mut fields: [&[u8]; 4] = [&[]; 4];
-        while start < buf.len() {
-            let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-            line_no += 1;
-            let line = &buf[start..nl];
-            let line_start = start;
-            start = nl + 1;
-            if is_skippable(line) {
-                continue;
-            }
-            let n = split_fields(line, &mut fields);
-            if n < 4 {
-                let what = ["qid", "iter", "docno", "rel"][n];
-                let msg = format!(
-                    "missing column {} ({what}); qrels lines are 'qid iter docno rel'",
-                    n + 1
-                );
-                return (out, Err((line_no, msg)));
-            }
-            if n > 4 {
-                let msg = "too many columns; qrels lines are 'qid iter docno rel'";
-                return (out, Err((line_no, msg.to_string())));
-            }
-            match parse_rel(fields[3]) {
-                Ok(rel) => out.push((line_no, line_start, fields[0], fields[2], rel)),
-                Err(p) => return (out, Err((line_no, p))),
-            }
-        }
-        (out, Ok(line_no))
-    }
-
+    /// [`for_each_qrel`] reads `buf` as the general reader alone does: the same judgments,
+    /// line numbers and offsets, and the same error on the same line.
     fn check(buf: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
         let mut got = Vec::new();
         let r = for_each_qrel(buf, 0, |l, s, q, d, rel| got.push((l, s, q, d, rel)));
-        let (want, want_r) = line_by_line(buf);
+        let mut want = Vec::new();
+        let want_r = walk_qrels::<false>(buf, 0, |l, s, q, d, rel| want.push((l, s, q, d, rel)));
         proptest::prop_assert_eq!(got, want);
         // The same line fails, with the same message.
         proptest::prop_assert_eq!(r, want_r);
