@@ -41,7 +41,7 @@ def rust(w):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run([exe, "filter", "--count", "--where", json.dumps(w), data],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, timeout=600)
     wall = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return int(out.stdout), wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)

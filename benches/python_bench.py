@@ -125,13 +125,13 @@ def main():
         return construct_only(a)
 
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import routeval"], check=True)
+    subprocess.run([sys.executable, "-c", "import routeval"], check=True, timeout=120)
     spawn = time.perf_counter() - t
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=120)
     bare = time.perf_counter() - t
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import routeval.trec, routeval.rag"],
-                         capture_output=True, text=True, check=True).stderr
+                         capture_output=True, text=True, check=True, timeout=120).stderr
     cum = [int(line.split("|")[1]) for line in out.splitlines() if line.rstrip().endswith(" routeval")]
     print(f"import routeval: {spawn - bare:.3f} s over a bare interpreter; "
           f"import routeval.trec, routeval.rag (-X importtime): {cum[-1] / 1e6 if cum else float('nan'):.3f} s")

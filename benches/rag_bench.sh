@@ -13,6 +13,8 @@
 #                 each, the two tools alternate run by run, so a slow minute of the machine
 #                 hits both.
 # Also checks that both tools print identical JSON.
+# Every child runs under `timeout` (STEP_TIMEOUT seconds each, default 1800; killed 10 s after
+# the signal if it ignores it): a hung tool stops the script instead of waiting forever.
 set -euo pipefail
 ROUTEVAL=${1:-target/release/routeval}
 RQC=${2:-rag-quality-check}
@@ -23,18 +25,34 @@ RQC_RUNS=${5:-5}
 for v in "$RUNS" "$RQC_RUNS"; do
   [[ "$v" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "rag_bench.sh: RUNS and RQC_RUNS must be 1-999, not '$v'" >&2; exit 2; }
 done
+STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
+[[ "$STEP_TIMEOUT" =~ ^[1-9][0-9]{0,4}$ ]] || { echo "rag_bench.sh: STEP_TIMEOUT must be 1-99999 seconds, not '$STEP_TIMEOUT'" >&2; exit 2; }
 SHARED=${ROUTEVAL_SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
 DATA=${RAG_BENCH_DIR:-${TMPDIR:-/tmp}/routeval-rag-bench}
 mkdir -p "$DATA"
 if [ ! -f "$DATA/rqc_text_$SIZE.json" ]; then
-  python3 "$SHARED/bench/rag_bench_gen.py" --out "$DATA" --sizes "$SIZE" --trec-queries 1 >/dev/null
+  timeout -k 10 "$STEP_TIMEOUT" python3 "$SHARED/bench/rag_bench_gen.py" --out "$DATA" --sizes "$SIZE" --trec-queries 1 >/dev/null || {
+    st=$?
+    if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+      echo "rag_bench.sh: rag_bench_gen.py timed out after $STEP_TIMEOUT s (STEP_TIMEOUT)" >&2
+    fi
+    exit "$st"
+  }
 fi
 
 # measure CMD...: one timed run; sets R to "wall_s user_s sys_s rss_kb". A tool that fails
-# stops the script with its exit status and the end of its stderr (never a timing of a failure).
+# or times out stops the script with its exit status and the end of its stderr (never a
+# timing of a failure). `timeout` runs the tool as its child, so GNU time's figures (which
+# include waited-for descendants) are the tool's.
 measure() {
-  if ! /usr/bin/time -o "$DATA/time.txt" -f "%e %U %S %M" "$@" > "$DATA/last.out" 2> "$DATA/last.err"; then
-    echo "rag_bench.sh: $1 failed: $(head -1 "$DATA/time.txt")" >&2
+  local st=0
+  /usr/bin/time -o "$DATA/time.txt" -f "%e %U %S %M" timeout -k 10 "$STEP_TIMEOUT" "$@" > "$DATA/last.out" 2> "$DATA/last.err" || st=$?
+  if [ "$st" -ne 0 ]; then
+    if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+      echo "rag_bench.sh: $1 timed out after $STEP_TIMEOUT s (STEP_TIMEOUT)" >&2
+    else
+      echo "rag_bench.sh: $1 failed: $(head -1 "$DATA/time.txt")" >&2
+    fi
     tail -n 20 "$DATA/last.err" >&2
     exit 1
   fi
