@@ -431,6 +431,71 @@ pub(crate) fn assemble(
     rep
 }
 
+/// How [`write_windowed`] renders one case's items into a text, each item after a `,\n    `
+/// separator.
+type ItemRender<'r> = &'r (dyn Fn(&CaseResult, &mut String) + Sync);
+
+/// Cases per window of [`write_windowed`] (rendered as four parts on the pool).
+const WINDOW: usize = 2048;
+
+/// Write the items `render` makes of `cases`, in case order: the cases are rendered on rayon's
+/// pool a window of [`WINDOW`] at a time, and each window is written while the next one is
+/// rendered, so two windows of text are alive at a time. The first byte written (the comma of
+/// the list's first separator) is dropped while `*first` holds; `*first` is false once an item
+/// was written.
+///
+/// The part buffers are handed back once written and rendered into again: freed instead, by
+/// another thread than the one that allocated them, they were not reused in time, and the
+/// resident set grew by a window each time (100k id cases: +35 MB).
+///
+/// # Errors
+/// Write errors from `w`.
+fn write_windowed<W: Write + Send>(
+    w: &mut W,
+    cases: &[CaseResult],
+    render: ItemRender<'_>,
+    first: &mut bool,
+) -> std::io::Result<()> {
+    let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let render_window = |window: &[CaseResult]| -> Vec<String> {
+        window
+            .par_chunks(WINDOW / 4)
+            .map(|chunk| {
+                let reused = spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                let mut part = reused.unwrap_or_default();
+                for c in chunk {
+                    render(c, &mut part);
+                }
+                part
+            })
+            .collect()
+    };
+    let mut windows = cases.chunks(WINDOW);
+    let mut pending: Option<Vec<String>> = windows.next().map(render_window);
+    while let Some(mut parts) = pending.take() {
+        let next = windows.next();
+        let (written, rendered) = rayon::join(
+            || -> std::io::Result<()> {
+                for part in &mut parts {
+                    let skip = usize::from(*first && !part.is_empty());
+                    *first &= part.is_empty();
+                    w.write_all(&part.as_bytes()[skip..])?;
+                    part.clear();
+                }
+                spare
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(&mut parts);
+                Ok(())
+            },
+            || next.map(render_window),
+        );
+        written?;
+        pending = rendered;
+    }
+    Ok(())
+}
+
 /// Gates (`--fail-under`) on a RAG report: every metric name ([`Metric::ALL`]); a metric no
 /// case produced has no value (so a gate on it fails).
 impl routeval_core::gate::NamedMetrics for RagReport {
@@ -831,95 +896,69 @@ impl RagReport {
             out.push_str(v);
             out.push_str(",\n");
         }
-        // notes and failures are streamed: they can be as large as the cases.
-        for (key, count, items) in [
+        // notes and failures are streamed like the cases (below): they can be as large as
+        // the cases (90k notes and 86k failures, 35 MB, on the 100k-case text bench), and
+        // escaping them on this thread alone left the pool idle.
+        let t_text = json_float(self.threshold);
+        // (key, items, how a case's items are rendered, items after the cases')
+        let lists: [(&str, usize, ItemRender, &[String]); 3] = [
             (
                 "notes",
                 self.n_notes(),
-                Box::new(self.notes()) as Box<dyn Iterator<Item = &str>>,
+                &|c, part| {
+                    for note in &c.notes {
+                        part.push_str(",\n    ");
+                        json_str_into(part, note);
+                    }
+                },
+                &self.run_notes,
             ),
-            ("failures", self.n_failures, Box::new(self.failures())),
-        ] {
+            (
+                "failures",
+                self.n_failures,
+                &|c, part| {
+                    for failure in &c.failures {
+                        part.push_str(",\n    ");
+                        json_str_into(part, failure);
+                    }
+                },
+                &[],
+            ),
+            (
+                "per_case",
+                self.per_case.len(),
+                &|c, part| {
+                    part.push_str(",\n    ");
+                    c.write_json(part, 4, (self.threshold, &t_text));
+                },
+                &[],
+            ),
+        ];
+        for (i, (key, count, render, tail)) in lists.into_iter().enumerate() {
             out.push_str("  ");
             json_str_into(&mut out, key);
             out.push_str(": ");
             if count == 0 {
-                out.push_str("[],\n");
-                continue;
-            }
-            out.push_str("[\n");
-            for (i, item) in items.enumerate() {
-                out.push_str("    ");
-                json_str_into(&mut out, item);
-                out.push_str(if i + 1 < count { ",\n" } else { "\n" });
-                if out.len() > 1 << 16 {
-                    w.write_all(out.as_bytes())?;
-                    out.clear();
+                out.push_str("[]");
+            } else {
+                // Every item is rendered after a `,\n    ` separator; the list's first item
+                // takes it without the comma.
+                out.push('[');
+                w.write_all(out.as_bytes())?;
+                out.clear();
+                let mut first = true;
+                write_windowed(w, &self.per_case, render, &mut first)?;
+                for item in tail {
+                    out.push_str(if first { "\n    " } else { ",\n    " });
+                    first = false;
+                    json_str_into(&mut out, item);
                 }
+                out.push_str("\n  ]");
             }
-            out.push_str("  ],\n");
-        }
-        out.push_str("  \"per_case\": ");
-        if self.per_case.is_empty() {
-            out.push_str("[]");
-        } else {
-            out.push_str("[\n");
-            w.write_all(out.as_bytes())?;
-            out.clear();
-            // Cases are rendered in parallel a window at a time and written in order; the
-            // next window is rendered on the pool while the previous one is written, so two
-            // windows of text (≈ 1.3 MB each at 100k id cases) are alive at a time. Their
-            // buffers are handed back once written and rendered into again: freed instead,
-            // by another thread than the one that allocated them, they were not reused in
-            // time, and the resident set grew by a window each time (100k ids: +35 MB).
-            // Cases per window (rendered as four parts on the pool).
-            const WINDOW: usize = 2048;
-            let n = self.per_case.len();
-            let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-            let t_text = json_float(self.threshold);
-            let render = |wi: usize, window: &[CaseResult]| -> Vec<String> {
-                let base = wi * WINDOW;
-                window
-                    .par_chunks(WINDOW / 4)
-                    .enumerate()
-                    .map(|(ci, chunk)| {
-                        let reused = spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                        let mut part = reused.unwrap_or_default();
-                        part.reserve(chunk.len() * 640);
-                        for (j, c) in chunk.iter().enumerate() {
-                            part.push_str("    ");
-                            c.write_json(&mut part, 4, (self.threshold, &t_text));
-                            if base + ci * (WINDOW / 4) + j + 1 < n {
-                                part.push(',');
-                            }
-                            part.push('\n');
-                        }
-                        part
-                    })
-                    .collect()
-            };
-            let mut windows = self.per_case.chunks(WINDOW).enumerate();
-            let mut pending: Option<Vec<String>> = windows.next().map(|(wi, w)| render(wi, w));
-            while let Some(mut parts) = pending.take() {
-                let next = windows.next();
-                let (written, rendered) = rayon::join(
-                    || -> std::io::Result<()> {
-                        for part in &mut parts {
-                            w.write_all(part.as_bytes())?;
-                            part.clear();
-                        }
-                        spare
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .append(&mut parts);
-                        Ok(())
-                    },
-                    || next.map(|(wi, win)| render(wi, win)),
-                );
-                written?;
-                pending = rendered;
+            // `per_case` is the last member here (see the doc above).
+            if i + 1 < lists.len() {
+                out.push_str(",\n");
             }
-            out.push_str("  ]");
         }
         w.write_all(out.as_bytes())
     }

@@ -49,6 +49,67 @@ fn json_report_across_windows() {
     assert_eq!(strings("notes"), notes);
 }
 
+/// The `--json` report is `json.dumps(indent=2)` text byte for byte (the test-support
+/// crate's `json.dumps` of the parsed document gives it back) however the notes, failures and
+/// cases fall into rendering windows: none in the first window and then some, only in the
+/// last case, only run notes (no case note), none at all, or exactly one window of cases.
+#[test]
+fn json_report_bytes_whatever_the_windows() {
+    // (cases, which cases fail (their relevant id is not retrieved), which cases get a note
+    // (two passages retrieved at k = 5)); the others retrieve five passages, one relevant.
+    type Pick<'a> = &'a dyn Fn(usize) -> bool;
+    let layouts: [(usize, Pick, Pick); 5] = [
+        (2 * 2048 + 9, &|i| i >= 2100 && i % 7 == 0, &|i| {
+            i >= 2050 && i % 11 == 0
+        }),
+        (2048 + 1, &|i| i == 2048, &|i| i == 2048),
+        (2048, &|_| false, &|_| false),
+        (3, &|_| true, &|_| false),
+        (1, &|_| false, &|_| true),
+    ];
+    for (n, fails, short) in layouts {
+        let cases: Vec<String> = (0..n)
+            .map(|i| {
+                let rel = if fails(i) { "x" } else { "d0" };
+                let retrieved = if short(i) {
+                    r#"["d0", "d1"]"#
+                } else {
+                    r#"["d0", "d1", "d2", "d3", "d4"]"#
+                };
+                format!(r#"{{"query": "q{i}", "retrieved": {retrieved}, "relevant": ["{rel}"]}}"#)
+            })
+            .collect();
+        let raw = format!("[{}]", cases.join(","));
+        let parsed = super::parse_cases(&raw, "t").unwrap();
+        let mut run = RagRun::new(&Options::default()).unwrap();
+        run.push(&parsed);
+        let report = run.finish().unwrap();
+        let mut out: Vec<u8> = Vec::new();
+        report.write_json(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+        assert_eq!(
+            out,
+            routeval_test_support::pydump::dumps(&v, Some(2), false),
+            "{n} cases"
+        );
+        let failing = (0..n).filter(|&i| fails(i)).count();
+        assert_eq!(report.failures().count(), failing, "{n} cases");
+        let notes: Vec<&str> = report.notes().collect();
+        let noted = (0..n).filter(|&i| short(i)).count();
+        if failing == n {
+            // No relevant id matched anywhere: the run's note on it, and no case note.
+            assert_eq!(notes.len(), 1, "{n} cases");
+            assert!(
+                notes[0].starts_with("no 'relevant' id matched"),
+                "{n} cases"
+            );
+        } else {
+            assert_eq!(notes.len(), noted, "{n} cases");
+        }
+    }
+}
+
 /// A batch is scored in parallel, but the error reported is the first failing case in
 /// input order (as a sequential pass gives), whichever worker met its error first, and
 /// a failed run keeps no results.
