@@ -897,7 +897,7 @@ impl RagReport {
             out.push_str(",\n");
         }
         // notes and failures are streamed like the cases (below): they can be as large as
-        // the cases (90k notes and 86k failures, 35 MB, on the 100k-case text bench), and
+        // the cases (90k notes and 86k failures, 29 MB, on the 100k-case text bench), and
         // escaping them on this thread alone left the pool idle.
         let t_text = json_float(self.threshold);
         // (key, items, how a case's items are rendered, items after the cases')
