@@ -5,6 +5,18 @@ use super::lexical::{
 };
 use super::{Options, RagError, RagRun, Scorer};
 
+/// The report of `cases` (JSON objects) with default options, and its `--json` text.
+fn report_json(cases: &[String]) -> (super::RagReport, String) {
+    let raw = format!("[{}]", cases.join(","));
+    let parsed = super::parse_cases(&raw, "t").unwrap();
+    let mut run = RagRun::new(&Options::default()).unwrap();
+    run.push(&parsed);
+    let report = run.finish().unwrap();
+    let mut out: Vec<u8> = Vec::new();
+    report.write_json(&mut out).unwrap();
+    (report, String::from_utf8(out).unwrap())
+}
+
 /// The `--json` report of more cases than a rendering window (several windows, their
 /// buffers reused) is one valid JSON document whose rows are the cases in order, each
 /// with its own query, and whose notes and failures are the cases' in order.
@@ -20,14 +32,8 @@ fn json_report_across_windows() {
             )
         })
         .collect();
-    let raw = format!("[{}]", cases.join(","));
-    let parsed = super::parse_cases(&raw, "t").unwrap();
-    let mut run = RagRun::new(&Options::default()).unwrap();
-    run.push(&parsed);
-    let report = run.finish().unwrap();
-    let mut out: Vec<u8> = Vec::new();
-    report.write_json(&mut out).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+    let (report, out) = report_json(&cases);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
     let rows = v["per_case"].as_array().unwrap();
     assert_eq!(rows.len(), n);
     for (i, row) in rows.iter().enumerate() {
@@ -79,14 +85,7 @@ fn json_report_bytes_whatever_the_windows() {
                 format!(r#"{{"query": "q{i}", "retrieved": {retrieved}, "relevant": ["{rel}"]}}"#)
             })
             .collect();
-        let raw = format!("[{}]", cases.join(","));
-        let parsed = super::parse_cases(&raw, "t").unwrap();
-        let mut run = RagRun::new(&Options::default()).unwrap();
-        run.push(&parsed);
-        let report = run.finish().unwrap();
-        let mut out: Vec<u8> = Vec::new();
-        report.write_json(&mut out).unwrap();
-        let out = String::from_utf8(out).unwrap();
+        let (report, out) = report_json(&cases);
         let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
         assert_eq!(
             out,
